@@ -1,0 +1,142 @@
+/**
+ * The one registry of diagnostic codes. Alphabetical; a code, once published, never changes meaning.
+ * Every diagnostic kiln emits names a code from here, and `kiln explain CODE` prints the entry.
+ */
+
+export type Severity = 'error' | 'warning' | 'info';
+
+export interface CodeEntry {
+  readonly severity: Severity;
+  /** One line: what happened. */
+  readonly title: string;
+  /** What it means for the result (which digests are affected, whether work was lost). */
+  readonly meaning: string;
+  /** How to fix it. Always actionable. */
+  readonly hint: string;
+}
+
+export const CODES = {
+  KILN_BINARY_FILE: {
+    severity: 'warning',
+    title: 'A source file contains binary data',
+    meaning:
+      'The file has NUL bytes, so it is not TypeScript or JavaScript text. kiln does not parse it; the module is digested by its raw content hash and every declaration it had counts as changed whenever its bytes change.',
+    hint: 'Rename the file so its extension does not claim it is source (e.g. .bin), or exclude it from the project.',
+  },
+  KILN_DIGEST_STALE_SCHEMA: {
+    severity: 'info',
+    title: 'A recorded digest matched only under the previous digest projection',
+    meaning:
+      'The recorded digest was computed with an older digest_schema. The declaration still matches under that projection, so it is treated as unchanged, but the match is stale: the current projection may see a difference the old one ignored.',
+    hint: 'Re-record the digests with this version of kiln (`kiln digest --format json > file`) to compare under the current projection.',
+  },
+  KILN_DIGEST_UNSUPPORTED_SCHEMA: {
+    severity: 'error',
+    title: 'A recorded digest uses a digest_schema this kiln cannot compute',
+    meaning:
+      'Only the current and the previous projection are kept. Declarations recorded under any other schema cannot be compared and are reported as changed.',
+    hint: 'Re-record the digests with this version of kiln.',
+  },
+  KILN_EMPTY_FILE: {
+    severity: 'info',
+    title: 'A source file is empty',
+    meaning: 'The module has no declarations and no statements; its module digest is that of an empty module.',
+    hint: 'Nothing to fix unless the file was truncated by accident.',
+  },
+  KILN_FILE_TOO_LARGE: {
+    severity: 'warning',
+    title: 'A source file is larger than the parse limit',
+    meaning:
+      'kiln does not parse files above the limit (default 8 MiB). The module is digested by its raw content hash: any byte change counts as a change to every declaration in it.',
+    hint: 'Raise the limit with --max-file-size <bytes> (or KILN_MAX_FILE_SIZE), or exclude generated files from the project.',
+  },
+  KILN_INVALID_UTF8: {
+    severity: 'warning',
+    title: 'A source file is not valid UTF-8',
+    meaning:
+      'kiln reads sources as UTF-8 and refuses to guess another encoding. The module is digested by its raw content hash: any byte change counts as a change to every declaration in it.',
+    hint: 'Re-save the file as UTF-8 (most editors: "Save with encoding"), or exclude it from the project.',
+  },
+  KILN_MANIFEST_INVALID: {
+    severity: 'warning',
+    title: 'A package.json could not be read as JSON',
+    meaning:
+      'kiln cannot tell the package name or its entry points: declarations get the package name "(unnamed)" and no surface identities.',
+    hint: 'Fix the JSON syntax of package.json (the message gives the position).',
+  },
+  KILN_NESTING_TOO_DEEP: {
+    severity: 'warning',
+    title: 'A source file nests deeper than kiln walks',
+    meaning:
+      'Syntax nested deeper than the walk limit (1000 levels) is not digested structurally. The declarations that contain it are reported as changed (unparseable); the rest of the file is digested normally.',
+    hint: 'Such nesting is almost always generated code: exclude it from the project, or split the expression.',
+  },
+  KILN_NOT_FOUND: {
+    severity: 'error',
+    title: 'A path given to kiln does not exist',
+    meaning: 'Nothing was digested.',
+    hint: 'Check the path; it is resolved against the current directory.',
+  },
+  KILN_NO_SOURCES: {
+    severity: 'warning',
+    title: 'No TypeScript or JavaScript sources were found',
+    meaning: 'The directory contains no .ts, .tsx, .mts, .cts, .js, .jsx, .mjs or .cjs files outside node_modules and build outputs.',
+    hint: 'Point kiln at a package directory or a source file.',
+  },
+  KILN_READ_FAILED: {
+    severity: 'error',
+    title: 'A source file could not be read',
+    meaning: 'The file is reported with no declarations and its module counts as changed.',
+    hint: 'Check permissions and that the file is not removed while kiln runs.',
+  },
+  KILN_RECORD_INVALID: {
+    severity: 'error',
+    title: 'A recorded digest report could not be read',
+    meaning: 'The JSON file given to `kiln diff` is not a kiln digest report of a supported version.',
+    hint: 'Produce it with `kiln digest <dir> --format json > file` using this version of kiln.',
+  },
+  KILN_STORE_CORRUPT: {
+    severity: 'warning',
+    title: 'A local store entry failed its integrity check',
+    meaning:
+      'The entry was discarded and the slice was recomputed from the source file, so the result is correct; only time was lost.',
+    hint: 'If this repeats, check the disk; `rm -rf` of the store directory (see --store / KILN_STORE) is always safe.',
+  },
+  KILN_STORE_UNAVAILABLE: {
+    severity: 'warning',
+    title: 'The local store could not be used',
+    meaning: 'kiln continued without the store: every file was parsed, and nothing was cached for the next run.',
+    hint: 'Check that the store directory (--store / KILN_STORE) is writable.',
+  },
+  KILN_SYNTAX_ERROR: {
+    severity: 'warning',
+    title: 'A source file has syntax errors',
+    meaning:
+      'Declarations outside the broken region still get digests. Declarations that overlap it are marked unparseable and always count as changed, because their meaning cannot be known.',
+    hint: 'Fix the syntax error reported at the given line and column.',
+  },
+  KILN_UNKNOWN_CODE: {
+    severity: 'error',
+    title: '`kiln explain` was given a code that is not in the registry',
+    meaning: 'Nothing to explain.',
+    hint: 'Run `kiln explain --list` to see every code.',
+  },
+  KILN_USAGE: {
+    severity: 'error',
+    title: 'The command line is not valid',
+    meaning: 'Nothing was run.',
+    hint: 'Run the command with --help to see its usage.',
+  },
+  KILN_WORKER_FAILED: {
+    severity: 'error',
+    title: 'A digest worker failed unexpectedly',
+    meaning: 'The file it was digesting is reported as unparseable: its declarations count as changed.',
+    hint: 'This is a bug in kiln; please report it with the file that triggered it.',
+  },
+} as const satisfies Record<string, CodeEntry>;
+
+export type DiagnosticCode = keyof typeof CODES;
+
+export function isDiagnosticCode(code: string): code is DiagnosticCode {
+  return Object.prototype.hasOwnProperty.call(CODES, code);
+}

@@ -1,0 +1,1088 @@
+/**
+ * The extractor: one walk over a file's syntax tree that discovers declarations, gives each a
+ * span-free local identity, and computes its semantic and doc digests plus the module's evaluation
+ * order. Output is a slice (facts/slice.ts).
+ *
+ * Invariants (each is tested):
+ * - Digests come from the tree, never from rendered text: comments, whitespace, quote style, numeric
+ *   spelling, redundant parentheses and empty statements cannot reach them; meaningful comments do.
+ * - No position, offset or traversal counter reaches an identity or a digest. Sibling declarations
+ *   that share a name are separated by a signature digest, then by a dense ordinal within their own
+ *   enclosing declaration.
+ * - A nested declaration contributes to its parent only through its own digest (Merkle), so the
+ *   parent moves when the child does and no unrelated declaration ever does.
+ * - Whatever cannot be digested (syntax error overlap, nesting beyond the walk limit) is `null`, and a
+ *   null digest always compares as changed.
+ * - The slice depends on (content, variant, extractor version, digest schema) only.
+ */
+import type * as TS from 'typescript';
+import { typescript, parseTypeScript } from '../parse/typescript.js';
+import { decodeSource, DEFAULT_MAX_FILE_SIZE } from '../parse/decode.js';
+import type { Variant } from '../parse/language.js';
+import { findMeaningfulComments, leadingDocs, type MeaningfulComment } from './comments.js';
+import { canonicalBigInt, canonicalJsxText, canonicalNumber, nameSegment } from '../digest/canonical.js';
+import { digestParts, sha256Hex } from '../digest/hash.js';
+import { EXTRACTOR_VERSION, DIGEST_SCHEMA, PREVIOUS_DIGEST_SCHEMA } from '../version.js';
+import type { DeclFact, DeclKind, ImportFact, LocalExportFact, ReExportFact, Slice, SliceDiagnostic, Span } from './slice.js';
+
+/** Deepest syntax nesting the walk follows; deterministic regardless of thread stack size. */
+export const MAX_WALK_DEPTH = 1000;
+
+export interface ExtractOptions {
+  /** Digest projection; the current one unless comparing against a record made under the previous one. */
+  digestSchema?: number;
+  maxFileSize?: number;
+}
+
+/** How each supported projection differs. Projection 1 predates meaningful comments. */
+interface Projection {
+  schema: number;
+  meaningfulComments: boolean;
+}
+const PROJECTIONS: Record<number, Projection> = {
+  [DIGEST_SCHEMA]: { schema: DIGEST_SCHEMA, meaningfulComments: true },
+  [PREVIOUS_DIGEST_SCHEMA]: { schema: PREVIOUS_DIGEST_SCHEMA, meaningfulComments: false },
+};
+
+export function supportedDigestSchemas(): number[] {
+  return Object.keys(PROJECTIONS).map(Number);
+}
+
+class TooDeep extends Error {}
+
+let kindNames: string[] | undefined;
+function kindName(kind: number): string {
+  if (!kindNames) {
+    // Names, not numbers: SyntaxKind numbering moves between compiler versions, names rarely do.
+    const ts = typescript();
+    kindNames = [];
+    for (const [name, value] of Object.entries(ts.SyntaxKind)) {
+      if (typeof value === 'number' && kindNames[value] === undefined) kindNames[value] = name;
+    }
+  }
+  return kindNames[kind] ?? `K${kind}`;
+}
+
+/** Extract the slice of one file's bytes. Never throws for bad input: it returns coded diagnostics. */
+export function extractSlice(bytes: Uint8Array, variant: Variant, options: ExtractOptions = {}): Slice {
+  const schema = options.digestSchema ?? DIGEST_SCHEMA;
+  const projection = PROJECTIONS[schema];
+  if (!projection) throw new Error(`digest schema ${schema} is not supported`);
+  const contentHash = sha256Hex(bytes);
+  const language = variant === 'js' || variant === 'jsx' ? 'javascript' : 'typescript';
+  const base: Slice = {
+    extractor: EXTRACTOR_VERSION,
+    digestSchema: schema,
+    language,
+    variant,
+    contentHash,
+    module: { digest: '', order: [], pragmas: [] },
+    decls: [],
+    imports: [],
+    reexports: [],
+    exports: [],
+    diagnostics: [],
+  };
+  const decoded = decodeSource(bytes, options.maxFileSize ?? DEFAULT_MAX_FILE_SIZE);
+  if (!decoded.ok) {
+    // Opaque module: digest is the raw content, so any byte change is a change.
+    base.module = { digest: digestParts(`kiln-raw/${schema}`, [contentHash]), order: [], pragmas: [], degraded: 'unreadable' };
+    base.diagnostics.push({ code: decoded.code, message: decoded.message });
+    return base;
+  }
+  const text = decoded.text;
+  if (text.trim().length === 0) {
+    base.diagnostics.push({ code: 'KILN_EMPTY_FILE', message: 'file has no content' });
+  }
+  let parsed;
+  try {
+    parsed = parseTypeScript(text, variant);
+  } catch (e) {
+    if (e instanceof RangeError) {
+      base.module = { digest: digestParts(`kiln-raw/${schema}`, [contentHash]), order: [], pragmas: [], degraded: 'too-deep' };
+      base.diagnostics.push({ code: 'KILN_NESTING_TOO_DEEP', message: 'the parser ran out of stack: nesting is too deep to parse' });
+      return base;
+    }
+    throw e;
+  }
+  return new SliceBuilder(text, parsed.sourceFile, parsed.syntaxErrors, variant, projection, base).build();
+}
+
+interface PendingDecl {
+  fact: DeclFact;
+  name: string;
+  node: TS.Node;
+  hasBody: boolean;
+}
+
+const enum Ctx {
+  /** Inside a declaration: nested function/class declarations become nested declarations. */
+  Decl,
+  /** Inside a plain statement: everything is tokens. */
+  Stmt,
+}
+
+class SliceBuilder {
+  private readonly ts = typescript();
+  private readonly isJs: boolean;
+  private readonly comments: MeaningfulComment[];
+  private readonly consumed: boolean[];
+  private commentCursor = 0;
+  private readonly pending: PendingDecl[] = [];
+  private readonly importSources = new Map<string, string>();
+  private readonly diagnostics: SliceDiagnostic[];
+  private readonly errorRanges: { start: number; end: number }[];
+  private readonly flagMask: number;
+
+  constructor(
+    private readonly text: string,
+    private readonly sf: TS.SourceFile,
+    syntaxErrors: { start: number; end: number; message: string; tsCode: number }[],
+    private readonly variant: Variant,
+    private readonly projection: Projection,
+    private readonly slice: Slice,
+  ) {
+    const ts = this.ts;
+    this.isJs = variant === 'js' || variant === 'jsx';
+    this.comments = projection.meaningfulComments ? findMeaningfulComments(text, variant === 'tsx' || variant === 'jsx') : [];
+    this.consumed = this.comments.map(() => false);
+    this.diagnostics = slice.diagnostics;
+    this.errorRanges = syntaxErrors.map((e) => ({ start: e.start, end: e.end }));
+    for (const e of syntaxErrors.slice(0, 20)) {
+      const lc = sf.getLineAndCharacterOfPosition(e.start);
+      this.diagnostics.push({ code: 'KILN_SYNTAX_ERROR', message: `TS${e.tsCode}: ${e.message}`, line: lc.line + 1, column: lc.character + 1 });
+    }
+    if (syntaxErrors.length > 20) {
+      this.diagnostics.push({ code: 'KILN_SYNTAX_ERROR', message: `${syntaxErrors.length - 20} more syntax errors not shown` });
+    }
+    this.flagMask =
+      ts.NodeFlags.Let | ts.NodeFlags.Const | ts.NodeFlags.Using | ts.NodeFlags.OptionalChain | ts.NodeFlags.GlobalAugmentation;
+  }
+
+  build(): Slice {
+    const ts = this.ts;
+    const sf = this.sf;
+    const tag = this.tag('module');
+    const statements = sf.statements;
+    this.collectImports(statements);
+
+    // File-level pragmas: comments classified as file-level, and any meaningful comment before the
+    // first statement (a leading licence belongs to the file, not to whichever declaration is first).
+    const firstStart = statements.length ? statements[0]!.getStart(sf) : this.text.length;
+    const pragmas: string[] = [];
+    this.comments.forEach((c, i) => {
+      if (c.fileLevel || c.pos < firstStart) {
+        pragmas.push(c.value);
+        this.consumed[i] = true;
+      }
+    });
+
+    const ordered: string[] = [];
+    const unordered: string[] = [];
+    let moduleDegraded: 'syntax-error' | 'too-deep' | undefined;
+    for (const stmt of statements) {
+      if (stmt.kind === ts.SyntaxKind.EmptyStatement) continue;
+      const hoisted = this.isHoisted(stmt);
+      const declared = this.declareStatement(stmt, -1);
+      let entry: string;
+      if (declared.length) {
+        entry = `decl:${declared.map((i) => `${this.pending[i]!.fact.kind}:${this.pending[i]!.name}`).join(',')}`;
+      } else {
+        const d = this.digestNode(stmt, Ctx.Stmt, -1);
+        if (d.value === null) moduleDegraded ??= d.reason;
+        entry = `stmt:${d.value ?? 'null'}`;
+      }
+      (hoisted ? unordered : ordered).push(entry);
+      this.collectModuleFacts(stmt);
+    }
+    // Meaningful comments after the last statement belong to the module.
+    this.comments.forEach((c, i) => {
+      if (!this.consumed[i]) {
+        pragmas.push(`trailing:${c.value}`);
+        this.consumed[i] = true;
+      }
+    });
+    pragmas.sort();
+    unordered.sort();
+    if (this.errorRanges.length && !moduleDegraded) {
+      // Statements outside declarations overlap an error: the module's behaviour cannot be known.
+      for (const stmt of statements) if (this.overlapsError(stmt)) moduleDegraded = 'syntax-error';
+    }
+    const moduleDigest = moduleDegraded
+      ? digestParts(`${tag}/degraded`, [this.slice.contentHash])
+      : digestParts(tag, ['pragmas', ...pragmas, 'ordered', ...ordered, 'unordered', ...unordered]);
+    this.slice.module = {
+      digest: moduleDigest,
+      order: ordered,
+      pragmas,
+      ...(moduleDegraded ? { degraded: moduleDegraded } : {}),
+    };
+    if (this.pending.some((p) => p.fact.degraded === 'too-deep') || moduleDegraded === 'too-deep') {
+      this.diagnostics.push({ code: 'KILN_NESTING_TOO_DEEP', message: `syntax nests deeper than ${MAX_WALK_DEPTH} levels; the declarations containing it count as changed` });
+    }
+    this.finalizeIdentities();
+    this.slice.decls = this.pending.map((p) => p.fact);
+    return this.slice;
+  }
+
+  private tag(what: string): string {
+    return `kiln-${what}/${this.projection.schema}/${this.slice.language}`;
+  }
+
+  // ---------------------------------------------------------------- declarations
+
+  /** Declarations a statement introduces at this level; returns their indices in `pending`. */
+  private declareStatement(stmt: TS.Statement, parent: number, depth = 0): number[] {
+    const ts = this.ts;
+    const exported = this.hasModifier(stmt, ts.SyntaxKind.ExportKeyword) && parent === -1;
+    const isDefault = this.hasModifier(stmt, ts.SyntaxKind.DefaultKeyword);
+    const exportNames = (name: string) => (exported ? [isDefault ? 'default' : name] : undefined);
+    switch (stmt.kind) {
+      case ts.SyntaxKind.FunctionDeclaration: {
+        const n = stmt as TS.FunctionDeclaration;
+        const name = n.name ? n.name.text : 'default';
+        return [this.declare(n, name, 'function', parent, !!n.body, exportNames(name), stmt, depth)];
+      }
+      case ts.SyntaxKind.ClassDeclaration: {
+        const n = stmt as TS.ClassDeclaration;
+        const name = n.name ? n.name.text : 'default';
+        return [this.declare(n, name, 'class', parent, true, exportNames(name), stmt, depth)];
+      }
+      case ts.SyntaxKind.InterfaceDeclaration: {
+        const n = stmt as TS.InterfaceDeclaration;
+        return [this.declare(n, n.name.text, 'interface', parent, false, exportNames(n.name.text), stmt, depth)];
+      }
+      case ts.SyntaxKind.TypeAliasDeclaration: {
+        const n = stmt as TS.TypeAliasDeclaration;
+        return [this.declare(n, n.name.text, 'type', parent, false, exportNames(n.name.text), stmt, depth)];
+      }
+      case ts.SyntaxKind.EnumDeclaration: {
+        const n = stmt as TS.EnumDeclaration;
+        const kind: DeclKind = this.hasModifier(n, ts.SyntaxKind.ConstKeyword) ? 'const-enum' : 'enum';
+        return [this.declare(n, n.name.text, kind, parent, false, exportNames(n.name.text), stmt, depth)];
+      }
+      case ts.SyntaxKind.ModuleDeclaration: {
+        const n = stmt as TS.ModuleDeclaration;
+        const name = ts.isStringLiteral(n.name) ? JSON.stringify(n.name.text) : n.name.text;
+        return [this.declare(n, name, 'namespace', parent, false, exportNames(name), stmt, depth)];
+      }
+      case ts.SyntaxKind.VariableStatement: {
+        const n = stmt as TS.VariableStatement;
+        const out: number[] = [];
+        for (const d of n.declarationList.declarations) {
+          for (const name of this.bindingNames(d.name)) {
+            out.push(this.declare(d, name, 'variable', parent, false, exportNames(name), stmt, depth));
+          }
+        }
+        return out;
+      }
+      case ts.SyntaxKind.ExportAssignment: {
+        const n = stmt as TS.ExportAssignment;
+        if (parent !== -1) return [];
+        return n.isExportEquals
+          ? [this.declare(n, 'export=', 'export-equals', parent, false, ['export='], stmt, depth)]
+          : [this.declare(n, 'default', 'export-default', parent, false, ['default'], stmt, depth)];
+      }
+      default:
+        return [];
+    }
+  }
+
+  /**
+   * Register a declaration and digest it. `docNode` is where its documentation sits (the variable
+   * statement for a variable declaration). The digest of a variable includes its statement's
+   * modifiers and `const`/`let`/`var`.
+   */
+  private declare(
+    node: TS.Node,
+    name: string,
+    kind: DeclKind,
+    parent: number,
+    hasBody: boolean,
+    exportedAs: string[] | undefined,
+    docNode: TS.Node,
+    depth = 0,
+  ): number {
+    const index = this.pending.length;
+    const fact: DeclFact = {
+      path: name,
+      name,
+      kind,
+      parent,
+      semantic: null,
+      doc: null,
+      span: this.spanOf(node),
+    };
+    if (exportedAs) fact.exportedAs = exportedAs;
+    this.pending.push({ fact, name, node, hasBody });
+    const docs = leadingDocs(this.text, docNode.pos);
+    if (docs.length) fact.doc = digestParts(this.tag('doc'), docs);
+
+    const prefix: string[] = [kind];
+    if (node !== docNode && docNode.kind === this.ts.SyntaxKind.VariableStatement) {
+      const vs = docNode as TS.VariableStatement;
+      for (const m of vs.modifiers ?? []) prefix.push(kindName(m.kind));
+      prefix.push(`flags:${vs.declarationList.flags & this.flagMask}`);
+      // Meaningful comments leading the statement (e.g. `// @ts-ignore`) belong to its declarations.
+      this.takeCommentsBefore(docNode, prefix);
+    }
+    const d = this.digestNode(node, Ctx.Decl, index, prefix, depth);
+    if (d.value === null) fact.degraded = d.reason;
+    else if (this.overlapsError(node)) fact.degraded = 'syntax-error';
+    fact.semantic = fact.degraded ? null : d.value;
+    return index;
+  }
+
+  private bindingNames(name: TS.BindingName): string[] {
+    const ts = this.ts;
+    if (ts.isIdentifier(name)) return [name.text];
+    const out: string[] = [];
+    for (const el of name.elements) {
+      if (ts.isOmittedExpression(el)) continue;
+      out.push(...this.bindingNames(el.name));
+    }
+    return out;
+  }
+
+  /** Nested declarations: class members, namespace members, local functions and classes. */
+  private nestedDeclaration(node: TS.Node, parent: number, depth: number): number | undefined {
+    const ts = this.ts;
+    const isStatic = this.hasModifier(node, ts.SyntaxKind.StaticKeyword);
+    const member = (k: 'method' | 'property' | 'getter' | 'setter'): DeclKind => (isStatic ? `static-${k}` : k);
+    switch (node.kind) {
+      case ts.SyntaxKind.MethodDeclaration: {
+        const n = node as TS.MethodDeclaration;
+        return this.declare(n, this.memberName(n.name), member('method'), parent, !!n.body, undefined, n, depth);
+      }
+      case ts.SyntaxKind.PropertyDeclaration: {
+        const n = node as TS.PropertyDeclaration;
+        return this.declare(n, this.memberName(n.name), member('property'), parent, false, undefined, n, depth);
+      }
+      case ts.SyntaxKind.GetAccessor: {
+        const n = node as TS.GetAccessorDeclaration;
+        return this.declare(n, this.memberName(n.name), member('getter'), parent, !!n.body, undefined, n, depth);
+      }
+      case ts.SyntaxKind.SetAccessor: {
+        const n = node as TS.SetAccessorDeclaration;
+        return this.declare(n, this.memberName(n.name), member('setter'), parent, !!n.body, undefined, n, depth);
+      }
+      case ts.SyntaxKind.Constructor: {
+        const n = node as TS.ConstructorDeclaration;
+        return this.declare(n, 'constructor', 'constructor', parent, !!n.body, undefined, n, depth);
+      }
+      case ts.SyntaxKind.IndexSignature:
+        return this.declare(node, isStatic ? 'static [index]' : '[index]', 'index-signature', parent, false, undefined, node, depth);
+      case ts.SyntaxKind.ClassStaticBlockDeclaration:
+        return this.declare(node, 'static', 'static-block', parent, true, undefined, node, depth);
+      case ts.SyntaxKind.FunctionDeclaration: {
+        const n = node as TS.FunctionDeclaration;
+        return this.declare(n, n.name ? n.name.text : 'default', 'function', parent, !!n.body, undefined, n, depth);
+      }
+      case ts.SyntaxKind.ClassDeclaration: {
+        const n = node as TS.ClassDeclaration;
+        return this.declare(n, n.name ? n.name.text : 'default', 'class', parent, true, undefined, n, depth);
+      }
+      default:
+        return undefined;
+    }
+  }
+
+  private memberName(name: TS.PropertyName): string {
+    const ts = this.ts;
+    if (ts.isIdentifier(name)) return name.text;
+    if (ts.isPrivateIdentifier(name)) return name.text;
+    if (ts.isStringLiteral(name) || ts.isNoSubstitutionTemplateLiteral(name)) return name.text;
+    if (ts.isNumericLiteral(name)) return canonicalNumber(name.text);
+    if (ts.isBigIntLiteral(name)) return canonicalBigInt(name.text);
+    if (ts.isComputedPropertyName(name)) return `[${this.readableExpression(name.expression)}]`;
+    return `[${kindName((name as TS.Node).kind)}]`;
+  }
+
+  /** A short readable form for computed names (`Symbol.iterator`); a digest for anything complex. */
+  private readableExpression(e: TS.Expression): string {
+    const ts = this.ts;
+    if (ts.isIdentifier(e)) return e.text;
+    if (ts.isPropertyAccessExpression(e) && ts.isIdentifier(e.name)) return `${this.readableExpression(e.expression)}.${e.name.text}`;
+    if (ts.isStringLiteral(e)) return JSON.stringify(e.text);
+    if (ts.isNumericLiteral(e)) return canonicalNumber(e.text);
+    const out: string[] = [];
+    this.withBuffer(out, () => this.visit(e, Ctx.Stmt, -1, 0));
+    return `expr:${digestParts('kiln-name', out).slice(0, 8)}`;
+  }
+
+  // ---------------------------------------------------------------- digest walk
+
+  private out: string[] = [];
+
+  private withBuffer<T>(buf: string[], f: () => T): T {
+    const saved = this.out;
+    this.out = buf;
+    try {
+      return f();
+    } finally {
+      this.out = saved;
+    }
+  }
+
+  /** Digest a node into its own buffer. Returns null (with the reason) when it cannot be digested. */
+  private digestNode(
+    node: TS.Node,
+    ctx: Ctx,
+    owner: number,
+    prefix: string[] = [],
+    depth = 0,
+  ): { value: string | null; reason?: 'too-deep' | 'syntax-error' } {
+    const buf: string[] = [...prefix];
+    const savedDegraded = this.childDegraded;
+    this.childDegraded = undefined;
+    let childDegraded: 'too-deep' | 'syntax-error' | undefined;
+    try {
+      this.withBuffer(buf, () => this.visitRoot(node, ctx, owner, depth));
+    } catch (e) {
+      if (e instanceof TooDeep || e instanceof RangeError) return { value: null, reason: 'too-deep' };
+      throw e;
+    } finally {
+      childDegraded = this.childDegraded;
+      this.childDegraded = savedDegraded;
+    }
+    if (childDegraded) return { value: null, reason: childDegraded };
+    return { value: digestParts(this.tag('sem'), buf) };
+  }
+
+  /** Set while digesting a declaration when a nested declaration could not be digested. */
+  private childDegraded: 'too-deep' | 'syntax-error' | undefined;
+
+  /** Visit a declaration root: its own tokens, with nested declarations split off and referenced. */
+  private visitRoot(node: TS.Node, ctx: Ctx, owner: number, depth: number): void {
+    const ts = this.ts;
+    if (depth > MAX_WALK_DEPTH) throw new TooDeep();
+    this.emitComments(node);
+    if (ctx === Ctx.Decl && ts.isModuleDeclaration(node)) {
+      // Namespace: header tokens, then each body statement (declarations become members).
+      this.emitFlags(node);
+      this.visitList(node.modifiers, Ctx.Decl, owner, depth + 1);
+      this.visit(node.name, Ctx.Decl, owner, depth + 1);
+      let body = node.body;
+      while (body && ts.isModuleDeclaration(body)) {
+        // `namespace A.B {}`: nested name segments; members belong to the innermost.
+        this.out.push('.', body.name.text);
+        body = body.body;
+      }
+      if (body && ts.isModuleBlock(body)) {
+        this.out.push('[');
+        for (const s of body.statements) {
+          if (s.kind === ts.SyntaxKind.EmptyStatement) continue;
+          const declared = this.declareStatement(s, owner, depth + 1);
+          if (declared.length) for (const i of declared) this.emitChildRef(i);
+          else this.visit(s, Ctx.Decl, owner, depth + 1);
+        }
+        this.out.push(']');
+      } else {
+        this.out.push('-');
+      }
+    } else if (ctx === Ctx.Decl && ts.isClassDeclaration(node)) {
+      // Class: header tokens, then members as nested declarations, in order (member order is
+      // observable: field initialisers run in it and reflection lists it).
+      this.out.push('(', 'ClassDeclaration');
+      this.visitList(node.modifiers, Ctx.Decl, owner, depth + 1);
+      this.slot(node.name, Ctx.Decl, owner, depth);
+      this.visitList(node.typeParameters, Ctx.Decl, owner, depth + 1);
+      this.visitList(node.heritageClauses, Ctx.Decl, owner, depth + 1);
+      this.out.push('[');
+      for (const m of node.members) {
+        if (m.kind === ts.SyntaxKind.SemicolonClassElement) continue;
+        const i = this.nestedDeclaration(m, owner, depth + 1);
+        if (i !== undefined) this.emitChildRef(i);
+        else this.visit(m, Ctx.Decl, owner, depth + 1);
+      }
+      this.out.push(']', ')');
+    } else {
+      this.visitNodeBody(node, ctx, owner, depth);
+    }
+    this.exitComments(node);
+  }
+
+  private emitChildRef(index: number): void {
+    const p = this.pending[index]!;
+    this.out.push('@', p.fact.kind, p.name, p.fact.semantic ?? 'null');
+    if (p.fact.semantic === null) this.childDegraded ??= p.fact.degraded ?? 'syntax-error';
+  }
+
+  private visit(node: TS.Node | undefined, ctx: Ctx, owner: number, depth: number): void {
+    if (!node) return;
+    if (depth > MAX_WALK_DEPTH) throw new TooDeep();
+    const ts = this.ts;
+    const k = node.kind;
+    // Nested declarations inside a declaration are digested on their own and referenced by digest.
+    if (ctx === Ctx.Decl && (k === ts.SyntaxKind.FunctionDeclaration || k === ts.SyntaxKind.ClassDeclaration)) {
+      const i = this.nestedDeclaration(node, owner, depth);
+      if (i !== undefined) {
+        this.emitChildRef(i);
+        return;
+      }
+    }
+    this.emitComments(node);
+    this.visitNodeBody(node, ctx, owner, depth);
+    this.exitComments(node);
+  }
+
+  private visitNodeBody(node: TS.Node, ctx: Ctx, owner: number, depth: number): void {
+    const ts = this.ts;
+    const SK = ts.SyntaxKind;
+    const out = this.out;
+    const k = node.kind;
+    if (this.isJs) this.emitJsDocTypes(node, owner, depth);
+    switch (k) {
+      case SK.Identifier: {
+        const t = (node as TS.Identifier).text;
+        out.push('i', t);
+        const src = this.importSources.get(t);
+        if (src !== undefined) out.push('from', src);
+        return;
+      }
+      case SK.PrivateIdentifier:
+        out.push('p', (node as TS.PrivateIdentifier).text);
+        return;
+      case SK.StringLiteral:
+        out.push('s', (node as TS.StringLiteral).text);
+        return;
+      case SK.NumericLiteral:
+        out.push('n', canonicalNumber((node as TS.NumericLiteral).text));
+        return;
+      case SK.BigIntLiteral:
+        out.push('b', canonicalBigInt((node as TS.BigIntLiteral).text));
+        return;
+      case SK.NoSubstitutionTemplateLiteral:
+      case SK.TemplateHead:
+      case SK.TemplateMiddle:
+      case SK.TemplateTail: {
+        const t = node as TS.TemplateLiteralLikeNode;
+        out.push(kindName(k), t.rawText ?? t.text);
+        return;
+      }
+      case SK.RegularExpressionLiteral:
+        out.push('r', (node as TS.RegularExpressionLiteral).text);
+        return;
+      case SK.JsxText: {
+        const t = canonicalJsxText((node as TS.JsxText).text);
+        if (t !== '') out.push('x', t);
+        return;
+      }
+      case SK.JSDocText:
+      case SK.JSDocLink:
+      case SK.JSDocLinkCode:
+      case SK.JSDocLinkPlain:
+        return; // prose
+      case SK.ParenthesizedExpression: {
+        // Redundant parentheses are formatting: the tree already encodes precedence. They are kept
+        // where they change meaning: a parenthesised string statement is not a directive, and in
+        // JavaScript a JSDoc cast needs them (that case is handled by emitJsDocTypes above).
+        if (!this.isJs || !(node as { jsDoc?: unknown[] }).jsDoc) {
+          this.visit((node as TS.ParenthesizedExpression).expression, ctx, owner, depth + 1);
+          return;
+        }
+        break;
+      }
+      case SK.ParenthesizedType:
+        this.visit((node as TS.ParenthesizedTypeNode).type, ctx, owner, depth + 1);
+        return;
+      case SK.ExpressionStatement: {
+        const e = (node as TS.ExpressionStatement).expression;
+        out.push('(', 'ExpressionStatement');
+        if (ts.isParenthesizedExpression(e) && ts.isStringLiteral(this.unparen(e))) {
+          out.push('paren-string');
+        }
+        this.visit(e, ctx, owner, depth + 1);
+        out.push(')');
+        return;
+      }
+      case SK.EmptyStatement:
+        out.push('empty');
+        return;
+      case SK.ForStatement: {
+        const n = node as TS.ForStatement;
+        out.push('(', 'ForStatement');
+        this.slot(n.initializer, ctx, owner, depth);
+        this.slot(n.condition, ctx, owner, depth);
+        this.slot(n.incrementor, ctx, owner, depth);
+        this.slot(n.statement, ctx, owner, depth);
+        out.push(')');
+        return;
+      }
+      case SK.BindingElement: {
+        const n = node as TS.BindingElement;
+        out.push('(', 'BindingElement');
+        this.slot(n.dotDotDotToken, ctx, owner, depth);
+        this.slot(n.propertyName, ctx, owner, depth, true);
+        this.slot(n.name, ctx, owner, depth);
+        this.slot(n.initializer, ctx, owner, depth);
+        out.push(')');
+        return;
+      }
+      case SK.TypeParameter: {
+        const n = node as TS.TypeParameterDeclaration;
+        out.push('(', 'TypeParameter');
+        this.visitList(n.modifiers, ctx, owner, depth + 1);
+        this.slot(n.name, ctx, owner, depth);
+        this.slot(n.constraint, ctx, owner, depth);
+        this.slot(n.default, ctx, owner, depth);
+        out.push(')');
+        return;
+      }
+      case SK.NewExpression: {
+        // `new X` and `new X()` are the same call.
+        const n = node as TS.NewExpression;
+        out.push('(', 'NewExpression');
+        this.visit(n.expression, ctx, owner, depth + 1);
+        this.visitList(n.typeArguments, ctx, owner, depth + 1, 'targs');
+        this.visitList(n.arguments ?? EMPTY_ARGS, ctx, owner, depth + 1, 'args');
+        out.push(')');
+        return;
+      }
+      case SK.SemicolonClassElement:
+        return;
+      default:
+        break;
+    }
+    // Generic node: kind, the properties that are not child nodes, then children in order.
+    out.push('(', kindName(k));
+    this.emitFlags(node);
+    const propName = PROPERTY_NAME_PARENTS.has(k) ? (node as { name?: TS.Node }).name : undefined;
+    ts.forEachChild(
+      node,
+      (child) => {
+        if (child === propName) this.emitPropertyName(child);
+        else this.visit(child, ctx, owner, depth + 1);
+        return undefined;
+      },
+      (list) => {
+        this.visitList(list, ctx, owner, depth + 1);
+        return undefined;
+      },
+    );
+    out.push(')');
+  }
+
+  private unparen(e: TS.Expression): TS.Expression {
+    while (this.ts.isParenthesizedExpression(e)) e = e.expression;
+    return e;
+  }
+
+  private slot(node: TS.Node | undefined, ctx: Ctx, owner: number, depth: number, propertyName = false): void {
+    if (!node) {
+      this.out.push('-');
+      return;
+    }
+    if (propertyName) this.emitPropertyName(node);
+    else this.visit(node, ctx, owner, depth + 1);
+  }
+
+  private visitList(list: TS.NodeArray<TS.Node> | undefined, ctx: Ctx, owner: number, depth: number, label = '['): void {
+    if (!list) return;
+    const ts = this.ts;
+    if (list.length && isProseKind(ts, list[0]!.kind)) return;
+    this.out.push(label);
+    for (const n of list) {
+      if (n.kind === ts.SyntaxKind.EmptyStatement) continue; // `;` in a statement list is nothing
+      this.visit(n, ctx, owner, depth);
+    }
+    this.out.push(']');
+  }
+
+  /** Property keys by value: `a`, `'a'` and `"a"` are one key; `1`, `'1'` and `1.0` are one key. */
+  private emitPropertyName(node: TS.Node): void {
+    const ts = this.ts;
+    if (ts.isIdentifier(node) || ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) {
+      this.emitComments(node);
+      this.out.push('key', node.text);
+      this.exitComments(node);
+    } else if (ts.isNumericLiteral(node)) {
+      this.emitComments(node);
+      this.out.push('key', canonicalNumber(node.text));
+      this.exitComments(node);
+    } else {
+      this.visit(node, Ctx.Stmt, -1, 0);
+    }
+  }
+
+  /** Properties of a node that are not child nodes but change its meaning. */
+  private emitFlags(node: TS.Node): void {
+    const ts = this.ts;
+    const SK = ts.SyntaxKind;
+    const flags = node.flags & this.flagMask;
+    if (flags) this.out.push(`f${flags}`);
+    const n = node as unknown as Record<string, unknown>;
+    switch (node.kind) {
+      case SK.PrefixUnaryExpression:
+      case SK.PostfixUnaryExpression:
+      case SK.TypeOperator:
+        this.out.push(kindName(n.operator as number));
+        break;
+      case SK.HeritageClause:
+      case SK.ImportAttributes:
+        this.out.push(kindName(n.token as number));
+        break;
+      case SK.MetaProperty:
+        this.out.push(kindName(n.keywordToken as number));
+        break;
+      case SK.ImportClause:
+        if (n.isTypeOnly) this.out.push('type-only');
+        if (n.phaseModifier) this.out.push(kindName(n.phaseModifier as number));
+        break;
+      case SK.ImportSpecifier:
+      case SK.ExportSpecifier:
+      case SK.ExportDeclaration:
+      case SK.ImportEqualsDeclaration:
+        if (n.isTypeOnly) this.out.push('type-only');
+        break;
+      case SK.ImportType:
+        if (n.isTypeOf) this.out.push('typeof');
+        break;
+      case SK.ExportAssignment:
+        if (n.isExportEquals) this.out.push('export=');
+        break;
+      default:
+        break;
+    }
+  }
+
+  /**
+   * JSDoc that carries types in JavaScript (checkJs): the type-bearing tags enter the semantic
+   * digest structurally; prose does not.
+   */
+  private emitJsDocTypes(node: TS.Node, owner: number, depth: number): void {
+    const docs = (node as { jsDoc?: TS.JSDoc[] }).jsDoc;
+    if (!docs) return;
+    const ts = this.ts;
+    for (const doc of docs) {
+      for (const tag of doc.tags ?? []) {
+        if (!TYPE_TAG_KINDS(ts).has(tag.kind)) continue;
+        this.out.push('jsdoc', kindName(tag.kind), tag.tagName.text);
+        ts.forEachChild(
+          tag,
+          (child) => {
+            if (child !== tag.tagName) this.visit(child, Ctx.Stmt, owner, depth + 1);
+            return undefined;
+          },
+          (list) => {
+            this.visitList(list, Ctx.Stmt, owner, depth + 1);
+            return undefined;
+          },
+        );
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- meaningful comments
+
+  /** Emit meaningful comments that lead this node (between node.pos and its first token). */
+  private emitComments(node: TS.Node): void {
+    const cs = this.comments;
+    if (this.commentCursor >= cs.length) return;
+    this.skipConsumed();
+    let c = cs[this.commentCursor];
+    if (!c || c.pos >= node.end || c.pos < node.pos) return;
+    const start = node.getStart(this.sf);
+    while (c && c.pos >= node.pos && c.pos < start) {
+      this.out.push('c', c.value);
+      this.consumed[this.commentCursor] = true;
+      this.commentCursor++;
+      this.skipConsumed();
+      c = cs[this.commentCursor];
+    }
+  }
+
+  /** Emit meaningful comments inside this node that no child took (e.g. before a closing token). */
+  private exitComments(node: TS.Node): void {
+    const cs = this.comments;
+    if (this.commentCursor >= cs.length) return;
+    this.skipConsumed();
+    let c = cs[this.commentCursor];
+    while (c && c.end <= node.end && c.pos >= node.pos) {
+      this.out.push('c', c.value);
+      this.consumed[this.commentCursor] = true;
+      this.commentCursor++;
+      this.skipConsumed();
+      c = cs[this.commentCursor];
+    }
+  }
+
+  /** Comments leading a statement whose declarations are digested from an inner node. */
+  private takeCommentsBefore(stmt: TS.Node, into: string[]): void {
+    const saved = this.out;
+    this.out = into;
+    this.emitComments(stmt);
+    this.out = saved;
+  }
+
+  private skipConsumed(): void {
+    while (this.commentCursor < this.comments.length && this.consumed[this.commentCursor]) this.commentCursor++;
+  }
+
+  // ---------------------------------------------------------------- module facts
+
+  private collectImports(statements: TS.NodeArray<TS.Statement>): void {
+    const ts = this.ts;
+    for (const s of statements) {
+      if (ts.isImportDeclaration(s) && ts.isStringLiteral(s.moduleSpecifier)) {
+        const spec = s.moduleSpecifier.text;
+        const clause = s.importClause;
+        const fact: ImportFact = { specifier: spec, typeOnly: !!clause?.isTypeOnly, bindings: [] };
+        if (clause?.name) fact.bindings.push({ imported: 'default', local: clause.name.text, typeOnly: !!clause.isTypeOnly });
+        const nb = clause?.namedBindings;
+        if (nb && ts.isNamespaceImport(nb)) fact.bindings.push({ imported: '*', local: nb.name.text, typeOnly: !!clause?.isTypeOnly });
+        if (nb && ts.isNamedImports(nb)) {
+          for (const el of nb.elements) {
+            fact.bindings.push({
+              imported: el.propertyName ? moduleExportName(el.propertyName) : el.name.text,
+              local: el.name.text,
+              typeOnly: !!clause?.isTypeOnly || el.isTypeOnly,
+            });
+          }
+        }
+        for (const b of fact.bindings) this.importSources.set(b.local, `${spec}#${b.imported}`);
+        this.slice.imports.push(fact);
+      } else if (ts.isImportEqualsDeclaration(s) && ts.isExternalModuleReference(s.moduleReference) && ts.isStringLiteral(s.moduleReference.expression)) {
+        const spec = s.moduleReference.expression.text;
+        this.slice.imports.push({ specifier: spec, typeOnly: s.isTypeOnly, bindings: [{ imported: '=', local: s.name.text, typeOnly: s.isTypeOnly }] });
+        this.importSources.set(s.name.text, `${spec}#=`);
+      }
+    }
+  }
+
+  private collectModuleFacts(stmt: TS.Statement): void {
+    const ts = this.ts;
+    if (ts.isExportDeclaration(stmt)) {
+      const spec = stmt.moduleSpecifier && ts.isStringLiteral(stmt.moduleSpecifier) ? stmt.moduleSpecifier.text : undefined;
+      const clause = stmt.exportClause;
+      if (spec !== undefined) {
+        const re: ReExportFact = { specifier: spec, typeOnly: stmt.isTypeOnly, names: '*' };
+        if (clause && ts.isNamespaceExport(clause)) re.names = [{ imported: '*', exported: moduleExportName(clause.name) }];
+        else if (clause && ts.isNamedExports(clause))
+          re.names = clause.elements.map((el) => ({
+            imported: el.propertyName ? moduleExportName(el.propertyName) : moduleExportName(el.name),
+            exported: moduleExportName(el.name),
+          }));
+        this.slice.reexports.push(re);
+      } else if (clause && ts.isNamedExports(clause)) {
+        for (const el of clause.elements) {
+          const ex: LocalExportFact = {
+            exported: moduleExportName(el.name),
+            local: el.propertyName ? moduleExportName(el.propertyName) : moduleExportName(el.name),
+          };
+          this.slice.exports.push(ex);
+        }
+      }
+    } else if (ts.isExportAssignment(stmt) && ts.isIdentifier(stmt.expression)) {
+      this.slice.exports.push({ exported: stmt.isExportEquals ? 'export=' : 'default', local: stmt.expression.text });
+    }
+  }
+
+  private isHoisted(stmt: TS.Statement): boolean {
+    const ts = this.ts;
+    if (this.variant === 'dts') return true; // a declaration file evaluates nothing
+    if (this.hasModifier(stmt, ts.SyntaxKind.DeclareKeyword)) return true;
+    switch (stmt.kind) {
+      case ts.SyntaxKind.FunctionDeclaration:
+      case ts.SyntaxKind.InterfaceDeclaration:
+      case ts.SyntaxKind.TypeAliasDeclaration:
+        return true;
+      case ts.SyntaxKind.ImportDeclaration:
+        return !!(stmt as TS.ImportDeclaration).importClause?.isTypeOnly;
+      case ts.SyntaxKind.ExportDeclaration:
+        return (stmt as TS.ExportDeclaration).isTypeOnly;
+      case ts.SyntaxKind.ModuleDeclaration:
+        return !this.isInstantiated(stmt as TS.ModuleDeclaration);
+      default:
+        return false;
+    }
+  }
+
+  /** A namespace that holds only types emits no code, so its position is unobservable. */
+  private isInstantiated(n: TS.ModuleDeclaration): boolean {
+    const ts = this.ts;
+    if (ts.isStringLiteral(n.name)) return false;
+    let body = n.body;
+    while (body && ts.isModuleDeclaration(body)) body = body.body;
+    if (!body || !ts.isModuleBlock(body)) return false;
+    return body.statements.some((s) => {
+      if (ts.isInterfaceDeclaration(s) || ts.isTypeAliasDeclaration(s)) return false;
+      if (ts.isModuleDeclaration(s)) return this.isInstantiated(s);
+      if (ts.isImportDeclaration(s) && s.importClause?.isTypeOnly) return false;
+      if (ts.isExportDeclaration(s) && s.isTypeOnly) return false;
+      if (this.hasModifier(s, ts.SyntaxKind.DeclareKeyword)) return false;
+      return true;
+    });
+  }
+
+  // ---------------------------------------------------------------- identities
+
+  /**
+   * Separate same-named siblings: within one parent, declarations sharing (name, kind) get a
+   * signature digest — implementations keep none when they are the only one with a body — and any
+   * that still collide get a dense ordinal in source order. A name shared by siblings of different
+   * kinds (class + interface merge) marks the kind in its children's path prefix.
+   */
+  private finalizeIdentities(): void {
+    const byParent = new Map<number, number[]>();
+    this.pending.forEach((p, i) => {
+      const list = byParent.get(p.fact.parent);
+      if (list) list.push(i);
+      else byParent.set(p.fact.parent, [i]);
+    });
+    const prefixOf = new Map<number, string>();
+    const visitParent = (parent: number) => {
+      const children = byParent.get(parent) ?? [];
+      const groups = new Map<string, number[]>();
+      const kindsByName = new Map<string, Set<string>>();
+      for (const i of children) {
+        const p = this.pending[i]!;
+        const key = `${p.name}\u0000${p.fact.kind}`;
+        (groups.get(key) ?? groups.set(key, []).get(key)!).push(i);
+        (kindsByName.get(p.name) ?? kindsByName.set(p.name, new Set()).get(p.name)!).add(p.fact.kind);
+      }
+      const parentPrefix = parent === -1 ? '' : `${prefixOf.get(parent)}.`;
+      const segment = new Map<number, string>();
+      for (const members of groups.values()) {
+        for (const i of members) segment.set(i, nameSegment(this.pending[i]!.name));
+        if (members.length < 2) continue;
+        // Same-named implementations (local functions in two branches, duplicate JS functions) are
+        // told apart by a dense ordinal only; overload signatures and merged declarations by their
+        // signature, the single implementation of an overload set keeping the plain name.
+        const withBody = members.filter((i) => this.pending[i]!.hasBody);
+        const needSig = withBody.length === members.length ? [] : members.filter((i) => !(withBody.length === 1 && withBody[0] === i));
+        for (const i of needSig) {
+          const sig = this.signatureDigest(this.pending[i]!.node);
+          this.pending[i]!.fact.sig = sig;
+          segment.set(i, `${segment.get(i)}~${sig}`);
+        }
+        const bySeg = new Map<string, number[]>();
+        for (const i of members) (bySeg.get(segment.get(i)!) ?? bySeg.set(segment.get(i)!, []).get(segment.get(i)!)!).push(i);
+        for (const same of bySeg.values()) {
+          if (same.length < 2) continue;
+          same.forEach((i, n) => {
+            this.pending[i]!.fact.ordinal = n + 1;
+            segment.set(i, `${segment.get(i)}#${n + 1}`);
+          });
+        }
+      }
+      for (const i of children) {
+        const p = this.pending[i]!;
+        p.fact.path = parentPrefix + segment.get(i)!;
+        const kindMark = (kindsByName.get(p.name)?.size ?? 1) > 1 ? `@${p.fact.kind}` : '';
+        prefixOf.set(i, p.fact.path + kindMark);
+      }
+      for (const i of children) visitParent(i);
+    };
+    visitParent(-1);
+  }
+
+  /** Digest of what separates overloads and merged declarations: their signature, not their body. */
+  private signatureDigest(node: TS.Node): string {
+    const ts = this.ts;
+    const buf: string[] = [];
+    this.withBuffer(buf, () => {
+      const savedCursor = this.commentCursor;
+      const savedComments = this.comments.length;
+      // Signature parts are re-walked; comments were consumed on the first walk, so none are emitted.
+      this.commentCursor = savedComments;
+      try {
+        if (ts.isFunctionLike(node)) {
+          const f = node as TS.SignatureDeclaration;
+          this.visitList(f.typeParameters, Ctx.Stmt, -1, 0);
+          this.visitList(f.parameters, Ctx.Stmt, -1, 0);
+          this.slot(f.type, Ctx.Stmt, -1, 0);
+        } else if (ts.isInterfaceDeclaration(node) || ts.isClassDeclaration(node)) {
+          this.visitList(node.typeParameters, Ctx.Stmt, -1, 0);
+          this.visitList(node.heritageClauses, Ctx.Stmt, -1, 0);
+          const names = (node.members as TS.NodeArray<TS.Node>).map((m) => {
+            const nm = (m as { name?: TS.PropertyName }).name;
+            return `${kindName(m.kind)}:${nm ? this.memberName(nm) : ''}`;
+          });
+          buf.push(...names.sort());
+        } else if (ts.isModuleDeclaration(node)) {
+          let body = node.body;
+          while (body && ts.isModuleDeclaration(body)) body = body.body;
+          const names: string[] = [];
+          if (body && ts.isModuleBlock(body)) {
+            for (const s of body.statements) {
+              const nm = (s as { name?: TS.Node }).name;
+              names.push(`${kindName(s.kind)}:${nm && ts.isIdentifier(nm) ? nm.text : ''}`);
+            }
+          }
+          buf.push(...names.sort());
+        } else if (ts.isEnumDeclaration(node)) {
+          buf.push(...node.members.map((m) => this.memberName(m.name)).sort());
+        } else if (ts.isVariableDeclaration(node)) {
+          this.slot(node.type, Ctx.Stmt, -1, 0);
+        } else if (ts.isTypeAliasDeclaration(node)) {
+          this.visitList(node.typeParameters, Ctx.Stmt, -1, 0);
+        }
+      } catch (e) {
+        if (!(e instanceof TooDeep || e instanceof RangeError)) throw e;
+        buf.push('too-deep');
+      } finally {
+        this.commentCursor = savedCursor;
+      }
+    });
+    return digestParts(this.tag('sig'), buf).slice(0, 8);
+  }
+
+  // ---------------------------------------------------------------- helpers
+
+  private hasModifier(node: TS.Node, kind: TS.SyntaxKind): boolean {
+    const mods = (node as { modifiers?: TS.NodeArray<TS.ModifierLike> }).modifiers;
+    return !!mods && mods.some((m) => m.kind === kind);
+  }
+
+  private spanOf(node: TS.Node): Span {
+    const start = this.sf.getLineAndCharacterOfPosition(node.getStart(this.sf));
+    const end = this.sf.getLineAndCharacterOfPosition(node.end);
+    return { startLine: start.line + 1, startColumn: start.character + 1, endLine: end.line + 1, endColumn: end.character + 1 };
+  }
+
+  private overlapsError(node: TS.Node): boolean {
+    if (!this.errorRanges.length) return false;
+    const start = node.getStart(this.sf);
+    const end = node.end;
+    return this.errorRanges.some((e) => (e.start === e.end ? e.start >= start && e.start <= end : e.start < end && e.end > start));
+  }
+}
+
+const EMPTY_ARGS = [] as unknown as TS.NodeArray<TS.Expression>;
+
+function moduleExportName(n: TS.ModuleExportName): string {
+  return n.text;
+}
+
+function isProseKind(ts: typeof TS, k: TS.SyntaxKind): boolean {
+  return k === ts.SyntaxKind.JSDocText || k === ts.SyntaxKind.JSDocLink || k === ts.SyntaxKind.JSDocLinkCode || k === ts.SyntaxKind.JSDocLinkPlain;
+}
+
+let typeTagKinds: Set<number> | undefined;
+function TYPE_TAG_KINDS(ts: typeof TS): Set<number> {
+  if (!typeTagKinds) {
+    const SK = ts.SyntaxKind;
+    typeTagKinds = new Set([
+      SK.JSDocTypeTag, SK.JSDocParameterTag, SK.JSDocReturnTag, SK.JSDocTypedefTag, SK.JSDocCallbackTag,
+      SK.JSDocTemplateTag, SK.JSDocThisTag, SK.JSDocEnumTag, SK.JSDocSatisfiesTag, SK.JSDocImplementsTag,
+      SK.JSDocAugmentsTag, SK.JSDocOverloadTag, SK.JSDocImportTag, SK.JSDocPropertyTag, SK.JSDocClassTag,
+      SK.JSDocPublicTag, SK.JSDocPrivateTag, SK.JSDocProtectedTag, SK.JSDocReadonlyTag, SK.JSDocOverrideTag,
+    ]);
+  }
+  return typeTagKinds;
+}
+
+let propertyNameParentsSet: Set<number> | undefined;
+const PROPERTY_NAME_PARENTS = {
+  has(k: number): boolean {
+    if (!propertyNameParentsSet) {
+      const SK = typescript().SyntaxKind;
+      propertyNameParentsSet = new Set([
+        SK.PropertyAssignment, SK.PropertyDeclaration, SK.MethodDeclaration, SK.PropertySignature,
+        SK.MethodSignature, SK.GetAccessor, SK.SetAccessor, SK.EnumMember,
+      ]);
+    }
+    return propertyNameParentsSet.has(k);
+  },
+};

@@ -1,0 +1,42 @@
+/**
+ * The digest worker pool. Created and closed by core only (never by executors); sized to the
+ * machine unless told otherwise; `withDigestPool` closes it on every path, error or not.
+ */
+import { availableParallelism } from 'node:os';
+import { Piscina } from 'piscina';
+import type { DigestTask, DigestTaskResult } from './worker.js';
+
+export interface DigestPool {
+  run(task: DigestTask): Promise<DigestTaskResult>;
+  readonly threads: number;
+  destroy(): Promise<void>;
+}
+
+export function defaultWorkerCount(): number {
+  return Math.max(1, availableParallelism());
+}
+
+export function createDigestPool(threads = defaultWorkerCount()): DigestPool {
+  const piscina = new Piscina<DigestTask, DigestTaskResult>({
+    filename: new URL('./worker.js', import.meta.url).href,
+    minThreads: threads,
+    maxThreads: threads,
+    idleTimeout: 60_000,
+    // Deep syntax recurses in the parser; give workers the same headroom as the main thread.
+    resourceLimits: { stackSizeMb: 8 },
+  });
+  return {
+    threads,
+    run: (task) => piscina.run(task),
+    destroy: () => piscina.destroy(),
+  };
+}
+
+export async function withDigestPool<T>(threads: number | undefined, f: (pool: DigestPool) => Promise<T>): Promise<T> {
+  const pool = createDigestPool(threads);
+  try {
+    return await f(pool);
+  } finally {
+    await pool.destroy();
+  }
+}

@@ -1,0 +1,25 @@
+/**
+ * Version constants. Each on-disk or on-wire format has exactly one constant here; bumping one
+ * invalidates exactly what depends on it and nothing else.
+ *
+ * Invariant: a slice is a pure function of (file content, language variant, EXTRACTOR_VERSION,
+ * digest schema). Anything that can change a slice for the same content must bump EXTRACTOR_VERSION.
+ */
+
+/** Version of the fact extractor (parse + walk). Part of every slice key. */
+export const EXTRACTOR_VERSION = 1;
+
+/** Current semantic/doc digest projection. Every digest carries it as `digest_schema`. */
+export const DIGEST_SCHEMA = 2;
+
+/**
+ * The previous projection, kept so that a key recorded under it can still be recognised: a match
+ * only under this schema is a *stale* hit and is reported with a notice (SPEC §3).
+ */
+export const PREVIOUS_DIGEST_SCHEMA = 1;
+
+/** Layout version of the local store (cacache keys and entry encoding). */
+export const STORE_FORMAT_VERSION = 1;
+
+/** Version of the JSON documents `kiln digest --format json` writes (and `kiln diff` can read back). */
+export const DIGEST_REPORT_VERSION = 1;

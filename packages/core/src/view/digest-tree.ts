@@ -1,0 +1,234 @@
+/**
+ * Digest a tree: the view assembly. Reads and hashes every source file, takes slices from the store
+ * where their content is known, sends the rest to the worker pool (paths, not contents), then attaches
+ * what slices must not know — package, module path, surface identities — and returns a report.
+ *
+ * Invariants: the report is a function of the files' contents and relative paths only (sorted, no
+ * absolute paths); a store miss, hit or corrupt entry gives the same report.
+ */
+import { readFile, stat } from 'node:fs/promises';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { diagnostic, KilnError, type Diagnostic } from '../diagnostics/diagnostic.js';
+import type { Slice } from '../facts/slice.js';
+import { extractSlice } from '../facts/extract.js';
+import { fileKind, logicalModulePath } from '../parse/language.js';
+import { DEFAULT_MAX_FILE_SIZE } from '../parse/decode.js';
+import { sha256Hex } from '../digest/hash.js';
+import { readSlice } from '../store/read-slice.js';
+import { writeSlice } from '../store/write-slice.js';
+import { defaultStoreDir } from '../store/format.js';
+import { createDigestPool, defaultWorkerCount, type DigestPool } from '../pool/pool.js';
+import { identityKey } from '../identity/identity.js';
+import { DIGEST_REPORT_VERSION, DIGEST_SCHEMA, EXTRACTOR_VERSION } from '../version.js';
+import { buildOutputDirs, listSourceFiles } from './files.js';
+import { readPackageInfo, type PackageInfo } from './package.js';
+import { computeSurfaces } from './surface.js';
+import type { DeclarationRecord, DigestReport, FileRecord } from './report.js';
+
+export interface DigestTreeOptions {
+  /** Store directory; `false` disables the store. Default: KILN_STORE or the user cache dir. */
+  store?: string | false;
+  /** Worker threads; default: the machine's parallelism. 0 digests on the calling thread. */
+  workers?: number;
+  digestSchema?: number;
+  maxFileSize?: number;
+  /** Called as files complete. */
+  onProgress?: (done: number, total: number) => void;
+}
+
+interface Located {
+  packageRoot: string;
+  files: string[];
+}
+
+async function locate(target: string): Promise<Located> {
+  const abs = resolve(target);
+  let st;
+  try {
+    st = await stat(abs);
+  } catch {
+    throw new KilnError(diagnostic('KILN_NOT_FOUND', `${target} does not exist`, { producer: 'view' }));
+  }
+  const startDir = st.isDirectory() ? abs : dirname(abs);
+  let packageRoot = startDir;
+  for (let dir = startDir; ; dir = dirname(dir)) {
+    try {
+      await stat(join(dir, 'package.json'));
+      packageRoot = dir;
+      break;
+    } catch {
+      if (dirname(dir) === dir) break;
+    }
+  }
+  if (st.isDirectory()) {
+    const outDirs = await buildOutputDirs(packageRoot);
+    const rel = await listSourceFiles(abs, outDirs.map((d) => relative(abs, join(packageRoot, d))));
+    const prefix = relative(packageRoot, abs);
+    return { packageRoot, files: rel.map((f) => (prefix ? `${prefix.split(sep).join('/')}/${f}` : f)) };
+  }
+  return { packageRoot, files: [relative(packageRoot, abs).split(sep).join('/')] };
+}
+
+export async function digestTree(target: string, options: DigestTreeOptions = {}): Promise<DigestReport> {
+  const t0 = performance.now();
+  const schema = options.digestSchema ?? DIGEST_SCHEMA;
+  const maxFileSize = options.maxFileSize ?? DEFAULT_MAX_FILE_SIZE;
+  let storeDir: string | null = options.store === false ? null : options.store ?? defaultStoreDir();
+  const { packageRoot, files } = await locate(target);
+  const pkg = await readPackageInfo(packageRoot);
+  const diagnostics: Diagnostic[] = [];
+  if (pkg.invalid) diagnostics.push(diagnostic('KILN_MANIFEST_INVALID', `package.json: ${pkg.invalid}`, { file: 'package.json', producer: 'view' }));
+  if (!files.length) diagnostics.push(diagnostic('KILN_NO_SOURCES', `no sources under ${relative(process.cwd(), resolve(target)) || '.'}`, { producer: 'view' }));
+
+  const slices = new Map<string, Slice>();
+  const misses: string[] = [];
+  let storeHits = 0;
+  let corrupt = 0;
+  let bytesTotal = 0;
+  let done = 0;
+  const progress = () => options.onProgress?.(++done, files.length);
+
+  // Warm path on this thread: hash, look up; only misses go to workers.
+  await forEachLimit(files, 32, async (rel) => {
+    const kind = fileKind(rel)!;
+    let bytes: Buffer;
+    try {
+      bytes = await readFile(join(packageRoot, rel));
+    } catch (e) {
+      diagnostics.push(diagnostic('KILN_READ_FAILED', (e as Error).message, { file: rel, producer: 'view' }));
+      progress();
+      return;
+    }
+    bytesTotal += bytes.length;
+    if (storeDir) {
+      const r = await readSlice(storeDir, sha256Hex(bytes), kind.variant, schema);
+      if (r.status === 'hit') {
+        slices.set(rel, r.slice);
+        storeHits++;
+        progress();
+        return;
+      }
+      if (r.status === 'corrupt') {
+        corrupt++;
+        diagnostics.push(diagnostic('KILN_STORE_CORRUPT', `slice for ${rel}: ${r.reason}; recomputed`, { file: rel, producer: 'store' }));
+      } else if (r.status === 'unavailable') {
+        diagnostics.push(diagnostic('KILN_STORE_UNAVAILABLE', r.reason, { producer: 'store' }));
+        storeDir = null;
+      }
+    }
+    misses.push(rel);
+  });
+
+  const workers = Math.min(options.workers ?? defaultWorkerCount(), misses.length);
+  if (misses.length && workers === 0) {
+    for (const rel of misses) {
+      const bytes = await readFile(join(packageRoot, rel));
+      const slice = extractSlice(bytes, fileKind(rel)!.variant, { digestSchema: schema, maxFileSize });
+      slices.set(rel, slice);
+      if (storeDir) await writeSlice(storeDir, slice, true).catch(() => undefined);
+      progress();
+    }
+  } else if (misses.length) {
+    let pool: DigestPool | undefined;
+    try {
+      pool = createDigestPool(workers);
+      const p = pool;
+      misses.sort(); // deterministic dispatch order
+      await Promise.all(
+        misses.map(async (rel) => {
+          try {
+            const r = await p.run({ file: join(packageRoot, rel), variant: fileKind(rel)!.variant, digestSchema: schema, maxFileSize, storeDir });
+            if (r.readError) diagnostics.push(diagnostic('KILN_READ_FAILED', r.readError, { file: rel, producer: 'pool' }));
+            if (r.storeError) diagnostics.push(diagnostic('KILN_STORE_UNAVAILABLE', r.storeError, { file: rel, producer: 'store' }));
+            if (r.slice) slices.set(rel, r.slice);
+          } catch (e) {
+            diagnostics.push(diagnostic('KILN_WORKER_FAILED', (e as Error).message, { file: rel, producer: 'pool' }));
+          }
+          progress();
+        }),
+      );
+    } finally {
+      await pool?.destroy();
+    }
+  }
+
+  const report = assemble(pkg, packageRoot, files, slices, diagnostics, schema, await buildOutputDirs(packageRoot));
+  report.stats = {
+    files: files.length,
+    parsed: misses.length,
+    storeHits,
+    corruptEntries: corrupt,
+    workers,
+    bytes: bytesTotal,
+    ms: Math.round(performance.now() - t0),
+  };
+  return report;
+}
+
+function assemble(
+  pkg: PackageInfo,
+  _packageRoot: string,
+  files: string[],
+  slices: Map<string, Slice>,
+  diagnostics: Diagnostic[],
+  schema: number,
+  outDirs: string[],
+): DigestReport {
+  const surfaces = computeSurfaces(pkg, slices, outDirs);
+  const fileRecords: FileRecord[] = [];
+  const declarations: DeclarationRecord[] = [];
+  for (const rel of files) {
+    const slice = slices.get(rel);
+    if (!slice) continue;
+    const module = logicalModulePath(rel);
+    fileRecords.push({
+      path: rel,
+      language: slice.language,
+      variant: slice.variant,
+      content_hash: slice.contentHash,
+      module: { ...slice.module, identity: `${slice.language}:${pkg.name}//${module}` },
+    });
+    for (const d of slice.diagnostics) {
+      diagnostics.push(diagnostic(d.code, d.message, { file: rel, line: d.line, column: d.column, producer: 'extract' }));
+    }
+    const bySurface = surfaces.get(rel);
+    slice.decls.forEach((d, i) => {
+      const id = { language: slice.language, package: pkg.name, module, path: d.path, kind: d.kind };
+      const rec: DeclarationRecord = {
+        identity: identityKey(id),
+        language: slice.language,
+        package: pkg.name,
+        module,
+        path: d.path,
+        kind: d.kind,
+        semantic_digest: d.semantic,
+        doc_digest: d.doc,
+        digest_schema: slice.digestSchema,
+        surface: bySurface?.get(i) ?? [],
+        span: { file: rel, ...d.span },
+      };
+      if (d.degraded) rec.degraded = d.degraded;
+      declarations.push(rec);
+    });
+  }
+  diagnostics.sort((a, b) => (a.file ?? '').localeCompare(b.file ?? '') || (a.line ?? 0) - (b.line ?? 0) || a.code.localeCompare(b.code));
+  return {
+    kind: 'kiln-digest-report',
+    version: DIGEST_REPORT_VERSION,
+    digest_schema: schema,
+    extractor: EXTRACTOR_VERSION,
+    package: pkg.name,
+    files: fileRecords,
+    declarations,
+    diagnostics,
+    stats: { files: 0, parsed: 0, storeHits: 0, corruptEntries: 0, workers: 0, bytes: 0, ms: 0 },
+  };
+}
+
+async function forEachLimit<T>(items: T[], limit: number, f: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const runners = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) await f(items[next++]!);
+  });
+  await Promise.all(runners);
+}
