@@ -57,6 +57,8 @@ export function diffReports(before: DigestReport, after: DigestReport, options: 
   const added: DeclarationRecord[] = [];
   const diagnostics: Diagnostic[] = [];
   const stale = options.staleSchema !== undefined;
+  const hashA = new Map(before.files.map((f) => [f.path, f.content_hash]));
+  const hashB = new Map(after.files.map((f) => [f.path, f.content_hash]));
 
   for (const [id, da] of a) {
     const db = b.get(id);
@@ -68,11 +70,17 @@ export function diffReports(before: DigestReport, after: DigestReport, options: 
     if (da.semantic_digest === null || db.semantic_digest === null) {
       out.push({ ...base, status: 'changed', reason: `digest could not be computed (${db.degraded ?? da.degraded ?? 'unparseable'}): counted as changed` });
     } else if (da.semantic_digest !== db.semantic_digest) {
-      out.push({ ...base, status: 'changed', reason: 'semantic digest moved: its tokens, types or meaningful comments changed' });
+      out.push({ ...base, status: 'changed', reason: whyChanged(da, db, before, after) });
     } else if (da.doc_digest !== db.doc_digest) {
       out.push({ ...base, status: 'redocumented', reason: da.doc_digest === null ? 'documentation added' : db.doc_digest === null ? 'documentation removed' : 'documentation changed', ...(stale ? { stale } : {}) });
     } else {
-      out.push({ ...base, status: 'unchanged', reason: stale ? `unchanged under digest_schema ${options.staleSchema} (stale)` : 'same semantic and doc digest', ...(stale ? { stale } : {}) });
+      const touched = hashA.get(da.span.file) !== hashB.get(db.span.file) || da.span.file !== db.span.file;
+      const reason = stale
+        ? `unchanged under digest_schema ${options.staleSchema} (stale)`
+        : touched
+          ? 'same semantic and doc digest; its file was edited (comments, formatting, position or other declarations only)'
+          : 'same semantic and doc digest; file untouched';
+      out.push({ ...base, status: 'unchanged', reason, ...(stale ? { stale } : {}) });
     }
   }
   for (const [id, db] of b) if (!a.has(id)) added.push(db);
@@ -113,9 +121,17 @@ export function diffReports(before: DigestReport, after: DigestReport, options: 
     else if (fa.module.digest !== fb.module.digest || fa.module.degraded || fb.module.degraded) {
       const why: string[] = [];
       if (fa.module.degraded || fb.module.degraded) why.push(`module could not be digested (${fb.module.degraded ?? fa.module.degraded})`);
-      if (fa.module.order.join('\n') !== fb.module.order.join('\n')) why.push('evaluation order or top-level statements changed');
-      if (fa.module.pragmas.join('\n') !== fb.module.pragmas.join('\n')) why.push('file-level pragmas changed');
-      if (!why.length) why.push('hoisted or type-only module statements changed');
+      const oa = fa.module.order;
+      const ob = fb.module.order;
+      if (oa.join('\n') !== ob.join('\n')) {
+        if ([...oa].sort().join('\n') === [...ob].sort().join('\n')) why.push('evaluation order changed: the same top-level statements now run in another order');
+        else why.push(`effectful top-level statements changed (${setDelta(oa, ob)})`);
+      }
+      if (fa.module.pragmas.join('\n') !== fb.module.pragmas.join('\n')) why.push(`file-level pragmas changed (${setDelta(fa.module.pragmas, fb.module.pragmas)})`);
+      const ha = fa.module.hoisted ?? [];
+      const hb = fb.module.hoisted ?? [];
+      if (ha.join('\n') !== hb.join('\n')) why.push(`hoisted or type-only statements changed (${setDelta(ha, hb)}); their order is not observable`);
+      if (!why.length) why.push('module digest moved');
       modules.push({ module: id, status: 'changed', reason: why.join('; ') });
     } else modules.push({ module: id, status: 'unchanged', reason: 'same module digest' });
   }
@@ -129,4 +145,42 @@ export function diffReports(before: DigestReport, after: DigestReport, options: 
   const counts = { added: 0, removed: 0, changed: 0, redocumented: 0, moved: 0, unchanged: 0 } as Record<ChangeStatus, number>;
   for (const c of out) counts[c.status]++;
   return { kind: 'kiln-diff', declarations: out, modules, counts, diagnostics };
+}
+
+/** `+added -removed` of two lists of readable entries, compactly. */
+function setDelta(a: string[], b: string[]): string {
+  const sa = new Set(a);
+  const sb = new Set(b);
+  const plus = b.filter((x) => !sa.has(x)).map((x) => `+${readable(x)}`);
+  const minus = a.filter((x) => !sb.has(x)).map((x) => `-${readable(x)}`);
+  const all = [...plus, ...minus];
+  return all.length ? all.slice(0, 6).join(' ') + (all.length > 6 ? ` …${all.length - 6} more` : '') : 'same entries';
+}
+
+function readable(entry: string): string {
+  if (entry.startsWith('decl:')) return entry.slice(5).split(',').map((e) => e.split(':').slice(1).join(':')).join(',');
+  if (entry.startsWith('stmt:')) return `statement ${entry.slice(5, 13)}`;
+  return entry;
+}
+
+/** Why a semantic digest moved, in words: meaningful comments, signature, nested declarations, body. */
+function whyChanged(da: DeclarationRecord, db: DeclarationRecord, before: DigestReport, after: DigestReport): string {
+  const ca = da.meaningful_comments ?? [];
+  const cb = db.meaningful_comments ?? [];
+  const reasons: string[] = [];
+  if (ca.join('\n') !== cb.join('\n')) reasons.push(`meaningful comments changed (${setDelta(ca, cb)})`);
+  const prefix = `${da.path}.`;
+  const childDigests = (r: DigestReport) =>
+    new Map(r.declarations.filter((d) => d.module === da.module && d.path.startsWith(prefix)).map((d) => [d.identity, d.semantic_digest]));
+  const kidsA = childDigests(before);
+  const kidsB = childDigests(after);
+  const movedKids = [...new Set([...kidsA.keys(), ...kidsB.keys()])].filter((k) => kidsA.get(k) !== kidsB.get(k) || kidsA.get(k) === null);
+  const headerMoved = da.header_digest !== db.header_digest;
+  if (headerMoved) reasons.push(da.kind === 'class' || da.kind === 'interface' ? 'header changed (type parameters, heritage or modifiers)' : 'signature changed (parameters, return type, type parameters or modifiers)');
+  if (movedKids.length) {
+    const names = movedKids.map((k) => k.slice(k.indexOf('#') + 1, k.lastIndexOf(':'))).sort();
+    reasons.push(`nested declaration${names.length > 1 ? 's' : ''} changed: ${names.slice(0, 4).join(', ')}${names.length > 4 ? ' …' : ''}`);
+  }
+  if (!reasons.length) reasons.push(da.header_digest !== undefined ? 'body changed (signature unchanged)' : 'its tokens or types changed');
+  return reasons.join('; ');
 }

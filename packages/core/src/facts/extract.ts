@@ -76,7 +76,7 @@ export function extractSlice(bytes: Uint8Array, variant: Variant, options: Extra
     language,
     variant,
     contentHash,
-    module: { digest: '', order: [], pragmas: [] },
+    module: { digest: '', order: [], hoisted: [], pragmas: [] },
     decls: [],
     imports: [],
     reexports: [],
@@ -86,7 +86,7 @@ export function extractSlice(bytes: Uint8Array, variant: Variant, options: Extra
   const decoded = decodeSource(bytes, options.maxFileSize ?? DEFAULT_MAX_FILE_SIZE);
   if (!decoded.ok) {
     // Opaque module: digest is the raw content, so any byte change is a change.
-    base.module = { digest: digestParts(`kiln-raw/${schema}`, [contentHash]), order: [], pragmas: [], degraded: 'unreadable' };
+    base.module = { digest: digestParts(`kiln-raw/${schema}`, [contentHash]), order: [], hoisted: [], pragmas: [], degraded: 'unreadable' };
     base.diagnostics.push({ code: decoded.code, message: decoded.message });
     return base;
   }
@@ -99,7 +99,7 @@ export function extractSlice(bytes: Uint8Array, variant: Variant, options: Extra
     parsed = parseTypeScript(text, variant);
   } catch (e) {
     if (e instanceof RangeError) {
-      base.module = { digest: digestParts(`kiln-raw/${schema}`, [contentHash]), order: [], pragmas: [], degraded: 'too-deep' };
+      base.module = { digest: digestParts(`kiln-raw/${schema}`, [contentHash]), order: [], hoisted: [], pragmas: [], degraded: 'too-deep' };
       base.diagnostics.push({ code: 'KILN_NESTING_TOO_DEEP', message: 'the parser ran out of stack: nesting is too deep to parse' });
       return base;
     }
@@ -214,6 +214,7 @@ class SliceBuilder {
     this.slice.module = {
       digest: moduleDigest,
       order: ordered,
+      hoisted: unordered,
       pragmas,
       ...(moduleDegraded ? { degraded: moduleDegraded } : {}),
     };
@@ -319,6 +320,8 @@ class SliceBuilder {
     if (docs.length) fact.doc = digestParts(this.tag('doc'), docs);
 
     const prefix: string[] = [kind];
+    const savedComments = this.declComments;
+    this.declComments = [];
     if (node !== docNode && docNode.kind === this.ts.SyntaxKind.VariableStatement) {
       const vs = docNode as TS.VariableStatement;
       for (const m of vs.modifiers ?? []) prefix.push(kindName(m.kind));
@@ -327,8 +330,14 @@ class SliceBuilder {
       this.takeCommentsBefore(docNode, prefix);
     }
     const d = this.digestNode(node, Ctx.Decl, index, prefix, depth);
+    if (this.declComments.length) fact.comments = this.declComments;
+    this.declComments = savedComments;
     if (d.value === null) fact.degraded = d.reason;
     else if (this.overlapsError(node)) fact.degraded = 'syntax-error';
+    if (!fact.degraded) {
+      const header = this.headerDigest(node);
+      if (header) fact.signature = header;
+    }
     fact.semantic = fact.degraded ? null : d.value;
     return index;
   }
@@ -775,6 +784,14 @@ class SliceBuilder {
 
   // ---------------------------------------------------------------- meaningful comments
 
+  /** Values of the meaningful comments emitted while digesting the current declaration. */
+  private declComments: string[] = [];
+
+  private emitComment(value: string): void {
+    this.out.push('c', value);
+    this.declComments.push(value);
+  }
+
   /** Emit meaningful comments that lead this node (between node.pos and its first token). */
   private emitComments(node: TS.Node): void {
     const cs = this.comments;
@@ -784,7 +801,7 @@ class SliceBuilder {
     if (!c || c.pos >= node.end || c.pos < node.pos) return;
     const start = node.getStart(this.sf);
     while (c && c.pos >= node.pos && c.pos < start) {
-      this.out.push('c', c.value);
+      this.emitComment(c.value);
       this.consumed[this.commentCursor] = true;
       this.commentCursor++;
       this.skipConsumed();
@@ -799,7 +816,7 @@ class SliceBuilder {
     this.skipConsumed();
     let c = cs[this.commentCursor];
     while (c && c.end <= node.end && c.pos >= node.pos) {
-      this.out.push('c', c.value);
+      this.emitComment(c.value);
       this.consumed[this.commentCursor] = true;
       this.commentCursor++;
       this.skipConsumed();
@@ -975,6 +992,42 @@ class SliceBuilder {
       for (const i of children) visitParent(i);
     };
     visitParent(-1);
+  }
+
+  /** Header digest (explanatory): the signature of function-likes, the heritage of classes. */
+  private headerDigest(node: TS.Node): string | undefined {
+    const ts = this.ts;
+    const buf: string[] = [];
+    const savedCursor = this.commentCursor;
+    this.commentCursor = this.comments.length;
+    try {
+      this.withBuffer(buf, () => {
+        this.visitList((node as { modifiers?: TS.NodeArray<TS.Node> }).modifiers, Ctx.Stmt, -1, 0);
+        if (ts.isFunctionLike(node)) {
+          const f = node as TS.SignatureDeclaration;
+          this.visitList(f.typeParameters, Ctx.Stmt, -1, 0);
+          this.visitList(f.parameters, Ctx.Stmt, -1, 0);
+          this.slot(f.type, Ctx.Stmt, -1, 0);
+        } else if (ts.isClassDeclaration(node) || ts.isInterfaceDeclaration(node)) {
+          this.visitList(node.typeParameters, Ctx.Stmt, -1, 0);
+          this.visitList(node.heritageClauses, Ctx.Stmt, -1, 0);
+        } else if (ts.isVariableDeclaration(node) || ts.isPropertyDeclaration(node)) {
+          this.slot(node.type, Ctx.Stmt, -1, 0);
+          const init = node.initializer;
+          if (init && (ts.isArrowFunction(init) || ts.isFunctionExpression(init))) {
+            this.visitList(init.typeParameters, Ctx.Stmt, -1, 0);
+            this.visitList(init.parameters, Ctx.Stmt, -1, 0);
+            this.slot(init.type, Ctx.Stmt, -1, 0);
+          } else return;
+        } else return;
+      });
+    } catch (e) {
+      if (e instanceof TooDeep || e instanceof RangeError) return undefined;
+      throw e;
+    } finally {
+      this.commentCursor = savedCursor;
+    }
+    return buf.length ? digestParts(this.tag('header'), buf) : undefined;
   }
 
   /** Digest of what separates overloads and merged declarations: their signature, not their body. */

@@ -55,6 +55,14 @@ export interface DeclFact {
   semantic: string | null;
   /** Digest of the documentation (JSDoc), or null when the declaration has none. */
   doc: string | null;
+  /**
+   * Digest of the declaration's header alone (modifiers, type parameters, parameters, return type,
+   * heritage), so a reader can tell a signature change from a body change. Explanatory only: the
+   * semantic digest covers it too.
+   */
+  signature?: string;
+  /** Meaningful comments inside this declaration (values), for explaining why its digest moved. */
+  comments?: string[];
   /** Why the semantic digest could not be computed. */
   degraded?: 'syntax-error' | 'too-deep';
   /** Names this declaration is exported under from its module (`default` for a default export). */
@@ -93,6 +101,8 @@ export interface ModuleFact {
   digest: string;
   /** Evaluation order, as a list of readable entries (declaration paths or `stmt:<digest8>`). */
   order: string[];
+  /** Statements whose position is unobservable (hoisted, type-only), sorted. */
+  hoisted: string[];
   /** File-level meaningful comments (`/// <reference>`, `@ts-nocheck`, `@jsx…`, leading legal comments). */
   pragmas: string[];
   degraded?: 'syntax-error' | 'too-deep' | 'unreadable';

@@ -208,6 +208,8 @@ function assemble(
         span: { file: rel, ...d.span },
       };
       if (d.degraded) rec.degraded = d.degraded;
+      if (d.signature) rec.header_digest = d.signature;
+      if (d.comments) rec.meaningful_comments = d.comments;
       declarations.push(rec);
     });
   }

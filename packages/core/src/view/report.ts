@@ -17,6 +17,10 @@ export interface DeclarationRecord {
   doc_digest: string | null;
   digest_schema: number;
   degraded?: string;
+  /** Explanatory: digest of the header (signature/heritage) alone, to tell signature from body changes. */
+  header_digest?: string;
+  /** Explanatory: meaningful comments inside the declaration (`pure`, `ts-directive:@ts-ignore`, …). */
+  meaningful_comments?: string[];
   /** Surface identities (package + export subpath + exported name) that reach this declaration. */
   surface: string[];
   /** Provenance only: where it is now. Never part of identity or digest. */

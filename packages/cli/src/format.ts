@@ -1,0 +1,69 @@
+/**
+ * Text projections of reports. JSON output is the report itself; these are for people. Digests are
+ * shortened to 12 hex digits in text (the JSON keeps them whole).
+ */
+import { formatDiagnostic, type DiffResult, type DigestReport, type Diagnostic } from '@kiln/core';
+
+const short = (d: string | null | undefined) => (d ? d.slice(0, 12) : d === null ? 'null' : '-');
+
+export function formatDigestText(r: DigestReport): string {
+  const lines: string[] = [];
+  const s = r.stats;
+  lines.push(
+    `${r.package}: ${r.files.length} files, ${r.declarations.length} declarations, digest_schema ${r.digest_schema}` +
+      ` (parsed ${s.parsed}, store hits ${s.storeHits}, ${s.workers} worker${s.workers === 1 ? '' : 's'}, ${s.ms} ms)`,
+  );
+  const byFile = new Map<string, typeof r.declarations>();
+  for (const d of r.declarations) {
+    const list = byFile.get(d.span.file) ?? [];
+    list.push(d);
+    byFile.set(d.span.file, list);
+  }
+  for (const f of r.files) {
+    lines.push('');
+    lines.push(`${f.path}  [${f.language}]  module ${short(f.module.digest)}${f.module.degraded ? `  (degraded: ${f.module.degraded})` : ''}`);
+    for (const d of byFile.get(f.path) ?? []) {
+      const span = `${d.span.startLine}:${d.span.startColumn}-${d.span.endLine}:${d.span.endColumn}`;
+      lines.push(`  ${d.identity}`);
+      lines.push(
+        `      kind ${d.kind}  language ${d.language}  semantic ${d.semantic_digest === null ? 'null (unparseable: counts as changed)' : short(d.semantic_digest)}  doc ${d.doc_digest ? short(d.doc_digest) : '-'}  schema ${d.digest_schema}  span ${d.span.file}:${span}` +
+          (d.degraded ? `  degraded ${d.degraded}` : '') +
+          (d.surface.length ? `  surface ${d.surface.join(', ')}` : ''),
+      );
+    }
+  }
+  return lines.join('\n');
+}
+
+const STATUS_ORDER = ['changed', 'added', 'removed', 'moved', 'redocumented', 'unchanged'] as const;
+
+export function formatDiffText(d: DiffResult, showUnchanged: boolean): string {
+  const lines: string[] = [];
+  for (const status of STATUS_ORDER) {
+    const items = d.declarations.filter((c) => c.status === status);
+    if (!items.length) continue;
+    if (status === 'unchanged' && !showUnchanged) continue;
+    lines.push(`${status} (${items.length})`);
+    for (const c of items) {
+      lines.push(`  ${c.identity}`);
+      lines.push(`      ${c.reason}${c.stale ? '  [stale: matched under the previous digest schema]' : ''}`);
+    }
+    lines.push('');
+  }
+  const moduleChanges = d.modules.filter((m) => m.status !== 'unchanged');
+  if (moduleChanges.length) {
+    lines.push(`modules (${moduleChanges.length} of ${d.modules.length} changed at module level)`);
+    for (const m of moduleChanges) lines.push(`  ${m.status.padEnd(9)} ${m.module}: ${m.reason}`);
+    lines.push('');
+  }
+  const c = d.counts;
+  lines.push(
+    `summary: ${c.changed} changed, ${c.added} added, ${c.removed} removed, ${c.moved} moved, ${c.redocumented} re-documented, ${c.unchanged} unchanged` +
+      (showUnchanged ? '' : c.unchanged ? ' (use --all to list unchanged)' : ''),
+  );
+  return lines.join('\n');
+}
+
+export function formatDiagnostics(ds: Diagnostic[]): string {
+  return ds.map(formatDiagnostic).join('\n');
+}

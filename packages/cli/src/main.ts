@@ -1,0 +1,202 @@
+/**
+ * The `kiln` command line. Thin: parse arguments, call one core function, print a projection of its
+ * result. Exit codes: 0 ok, 1 failure, 2 usage.
+ */
+import { readFile, stat } from 'node:fs/promises';
+import { Command, CommanderError, Option } from 'commander';
+import {
+  CODES,
+  DIGEST_REPORT_VERSION,
+  KilnError,
+  PREVIOUS_DIGEST_SCHEMA,
+  DIGEST_SCHEMA,
+  diagnostic,
+  diffReports,
+  digestTree,
+  formatDiagnostic,
+  isDiagnosticCode,
+  supportedDigestSchemas,
+  type DigestReport,
+  type DigestTreeOptions,
+  type Diagnostic,
+} from '@kiln/core';
+import { formatDiagnostics, formatDiffText, formatDigestText } from './format.js';
+
+export const EXIT_OK = 0;
+export const EXIT_FAILURE = 1;
+export const EXIT_USAGE = 2;
+
+interface Io {
+  out: (s: string) => void;
+  err: (s: string) => void;
+}
+
+const defaultIo: Io = {
+  out: (s) => process.stdout.write(s.endsWith('\n') ? s : `${s}\n`),
+  err: (s) => process.stderr.write(s.endsWith('\n') ? s : `${s}\n`),
+};
+
+interface CommonOptions {
+  format: 'text' | 'json';
+  store?: string | false;
+  workers?: string;
+  maxFileSize?: string;
+  progress?: boolean;
+}
+
+function treeOptions(o: CommonOptions, io: Io): DigestTreeOptions {
+  const opts: DigestTreeOptions = {};
+  if (o.store === false) opts.store = false;
+  else if (typeof o.store === 'string') opts.store = o.store;
+  if (o.workers !== undefined) opts.workers = intOption('--workers', o.workers, 0);
+  const max = o.maxFileSize ?? process.env.KILN_MAX_FILE_SIZE;
+  if (max !== undefined) opts.maxFileSize = intOption('--max-file-size', max, 1);
+  const showProgress = o.progress ?? (process.stderr.isTTY && o.format === 'text');
+  if (showProgress) {
+    let last = 0;
+    opts.onProgress = (done, total) => {
+      const now = Date.now();
+      if (done === total || now - last > 200) {
+        last = now;
+        io.err(`\rdigesting ${done}/${total} files`);
+      }
+    };
+  }
+  return opts;
+}
+
+function intOption(name: string, value: string, min: number): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min) {
+    throw new KilnError(diagnostic('KILN_USAGE', `${name} must be an integer ≥ ${min}, got "${value}"`, { producer: 'cli' }));
+  }
+  return n;
+}
+
+function withCommonOptions(cmd: Command): Command {
+  return cmd
+    .addOption(new Option('--format <format>', 'output format').choices(['text', 'json']).default('text'))
+    .option('--store <dir>', 'local store directory (default: $KILN_STORE or ~/.cache/kiln/store)')
+    .option('--no-store', 'do not read or write the local store')
+    .option('--workers <n>', 'worker threads (default: the machine; 0 = no pool)')
+    .option('--max-file-size <bytes>', 'do not parse files larger than this (default 8 MiB, or $KILN_MAX_FILE_SIZE)')
+    .option('--progress', 'print progress on stderr (default: when stderr is a terminal)');
+}
+
+/** A recorded JSON report (from `kiln digest --format json`) or a directory to digest now. */
+async function loadSide(path: string, o: CommonOptions, io: Io, schema?: number): Promise<DigestReport> {
+  let st;
+  try {
+    st = await stat(path);
+  } catch {
+    throw new KilnError(diagnostic('KILN_NOT_FOUND', `${path} does not exist`, { producer: 'cli' }));
+  }
+  if (st.isFile() && path.endsWith('.json')) {
+    let parsed: DigestReport;
+    try {
+      parsed = JSON.parse(await readFile(path, 'utf8')) as DigestReport;
+    } catch (e) {
+      throw new KilnError(diagnostic('KILN_RECORD_INVALID', `${path}: ${(e as Error).message}`, { producer: 'cli' }));
+    }
+    if (parsed?.kind !== 'kiln-digest-report' || parsed.version !== DIGEST_REPORT_VERSION || !Array.isArray(parsed.declarations)) {
+      throw new KilnError(diagnostic('KILN_RECORD_INVALID', `${path} is not a kiln digest report of version ${DIGEST_REPORT_VERSION}`, { producer: 'cli' }));
+    }
+    return parsed;
+  }
+  return digestTree(path, { ...treeOptions(o, io), ...(schema !== undefined ? { digestSchema: schema } : {}) });
+}
+
+export async function main(argv: string[], io: Io = defaultIo): Promise<number> {
+  let exitCode = EXIT_OK;
+  const program = new Command()
+    .name('kiln')
+    .description('kiln: semantic digests for TypeScript and JavaScript — what changed, not what was touched')
+    .version('0.1.0')
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => io.out(s), writeErr: (s) => io.err(s) })
+    .showHelpAfterError('(run with --help for usage)');
+
+  withCommonOptions(
+    program
+      .command('digest')
+      .description('print every declaration of a package tree or file: identity, kind, language, semantic and doc digests, digest schema, span')
+      .argument('<path>', 'a package directory, a source directory or a single file')
+      .addOption(new Option('--digest-schema <n>', 'digest projection to compute').choices(supportedDigestSchemas().map(String))),
+  ).action(async (path: string, o: CommonOptions & { digestSchema?: string }) => {
+    const report = await digestTree(path, { ...treeOptions(o, io), ...(o.digestSchema ? { digestSchema: Number(o.digestSchema) } : {}) });
+    if (o.format === 'json') io.out(JSON.stringify(report, null, 2));
+    else {
+      io.out(formatDigestText(report));
+      if (report.diagnostics.length) io.err(formatDiagnostics(report.diagnostics));
+    }
+    if (report.diagnostics.some((d) => d.severity === 'error')) exitCode = EXIT_FAILURE;
+  });
+
+  withCommonOptions(
+    program
+      .command('diff')
+      .description('compare two versions declaration by declaration: added, removed, changed, re-documented, moved, unchanged — and why')
+      .argument('<before>', 'directory, file, or a JSON report recorded with `kiln digest --format json`')
+      .argument('<after>', 'directory or file')
+      .option('--all', 'list unchanged declarations too'),
+  ).action(async (beforePath: string, afterPath: string, o: CommonOptions & { all?: boolean }) => {
+    const before = await loadSide(beforePath, o, io);
+    const diagnostics: Diagnostic[] = [];
+    let staleSchema: number | undefined;
+    if (before.digest_schema !== DIGEST_SCHEMA) {
+      if (before.digest_schema === PREVIOUS_DIGEST_SCHEMA) staleSchema = before.digest_schema;
+      else {
+        throw new KilnError(
+          diagnostic('KILN_DIGEST_UNSUPPORTED_SCHEMA', `${beforePath} was recorded with digest_schema ${before.digest_schema}; this kiln computes ${supportedDigestSchemas().join(' and ')}`, { producer: 'cli' }),
+        );
+      }
+    }
+    const after = await loadSide(afterPath, o, io, staleSchema);
+    const result = diffReports(before, after, staleSchema !== undefined ? { staleSchema } : {});
+    diagnostics.push(...before.diagnostics, ...after.diagnostics, ...result.diagnostics);
+    if (o.format === 'json') io.out(JSON.stringify({ ...result, diagnostics }, null, 2));
+    else {
+      io.out(formatDiffText(result, !!o.all));
+      if (diagnostics.length) io.err(formatDiagnostics(diagnostics));
+    }
+    if (diagnostics.some((d) => d.severity === 'error')) exitCode = EXIT_FAILURE;
+  });
+
+  program
+    .command('explain')
+    .description('explain a diagnostic code: what it means and how to fix it')
+    .argument('[code]', 'a code such as KILN_SYNTAX_ERROR')
+    .option('--list', 'list every code')
+    .addOption(new Option('--format <format>', 'output format').choices(['text', 'json']).default('text'))
+    .action((code: string | undefined, o: { list?: boolean; format: 'text' | 'json' }) => {
+      if (o.list || !code) {
+        const codes = Object.keys(CODES) as (keyof typeof CODES)[];
+        if (o.format === 'json') io.out(JSON.stringify(codes.map((c) => ({ code: c, ...CODES[c] })), null, 2));
+        else io.out(codes.map((c) => `${c.padEnd(32)} ${CODES[c].severity.padEnd(8)} ${CODES[c].title}`).join('\n'));
+        return;
+      }
+      const upper = code.toUpperCase();
+      if (!isDiagnosticCode(upper)) {
+        throw new KilnError(diagnostic('KILN_UNKNOWN_CODE', `${code} is not a kiln diagnostic code`, { producer: 'cli' }));
+      }
+      const e = CODES[upper];
+      if (o.format === 'json') io.out(JSON.stringify({ code: upper, ...e }, null, 2));
+      else io.out(`${upper} (${e.severity})\n\n${e.title}.\n\nWhat it means: ${e.meaning}\n\nHow to fix it: ${e.hint}`);
+    });
+
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return exitCode;
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') return EXIT_OK;
+      return EXIT_USAGE;
+    }
+    if (e instanceof KilnError) {
+      io.err(formatDiagnostic(e.diagnostic));
+      return e.code === 'KILN_USAGE' || e.code === 'KILN_UNKNOWN_CODE' ? EXIT_USAGE : EXIT_FAILURE;
+    }
+    io.err(`kiln: internal error: ${(e as Error).stack ?? String(e)}`);
+    return EXIT_FAILURE;
+  }
+}
