@@ -18,6 +18,7 @@
 import type * as TS from 'typescript';
 import { typescript, parseTypeScript } from '../parse/typescript.js';
 import { decodeSource, DEFAULT_MAX_FILE_SIZE } from '../parse/decode.js';
+import { blankRegions, findDeepRegions, inDeepRegion, PARSE_NESTING_LIMIT, type DeepRegion } from '../parse/nesting.js';
 import type { Variant } from '../parse/language.js';
 import { findMeaningfulComments, leadingDocs, type MeaningfulComment } from './comments.js';
 import { canonicalBigInt, canonicalJsxText, canonicalNumber, nameSegment } from '../digest/canonical.js';
@@ -90,7 +91,9 @@ export function extractSlice(bytes: Uint8Array, variant: Variant, options: Extra
     base.diagnostics.push({ code: decoded.code, message: decoded.message });
     return base;
   }
-  const text = decoded.text;
+  // Regions nested deeper than the parser can take on every thread are blanked (parse/nesting.ts).
+  const deep = findDeepRegions(decoded.text);
+  const text = deep.length ? blankRegions(decoded.text, deep) : decoded.text;
   if (text.trim().length === 0) {
     base.diagnostics.push({ code: 'KILN_EMPTY_FILE', message: 'file has no content' });
   }
@@ -105,7 +108,8 @@ export function extractSlice(bytes: Uint8Array, variant: Variant, options: Extra
     }
     throw e;
   }
-  return new SliceBuilder(text, parsed.sourceFile, parsed.syntaxErrors, variant, projection, base).build();
+  const syntaxErrors = deep.length ? parsed.syntaxErrors.filter((e) => !inDeepRegion(deep, text, e.start)) : parsed.syntaxErrors;
+  return new SliceBuilder(text, parsed.sourceFile, syntaxErrors, variant, projection, base, deep).build();
 }
 
 interface PendingDecl {
@@ -141,6 +145,7 @@ class SliceBuilder {
     private readonly variant: Variant,
     private readonly projection: Projection,
     private readonly slice: Slice,
+    private readonly deepRanges: DeepRegion[] = [],
   ) {
     const ts = this.ts;
     this.isJs = variant === 'js' || variant === 'jsx';
@@ -190,6 +195,7 @@ class SliceBuilder {
       } else {
         const d = this.digestNode(stmt, Ctx.Stmt, -1);
         if (d.value === null) moduleDegraded ??= d.reason;
+        else if (this.overlapsDeep(stmt)) moduleDegraded ??= 'too-deep';
         entry = `stmt:${d.value ?? 'null'}`;
       }
       (hoisted ? unordered : ordered).push(entry);
@@ -219,7 +225,12 @@ class SliceBuilder {
       ...(moduleDegraded ? { degraded: moduleDegraded } : {}),
     };
     if (this.pending.some((p) => p.fact.degraded === 'too-deep') || moduleDegraded === 'too-deep') {
-      this.diagnostics.push({ code: 'KILN_NESTING_TOO_DEEP', message: `syntax nests deeper than ${MAX_WALK_DEPTH} levels; the declarations containing it count as changed` });
+      const at = this.deepRanges.length ? this.sf.getLineAndCharacterOfPosition(this.deepRanges[0]!.start) : undefined;
+      this.diagnostics.push({
+        code: 'KILN_NESTING_TOO_DEEP',
+        message: `syntax nests deeper than kiln digests (parse limit ${PARSE_NESTING_LIMIT}, walk limit ${MAX_WALK_DEPTH} levels); the declarations containing it count as changed`,
+        ...(at ? { line: at.line + 1, column: at.character + 1 } : {}),
+      });
     }
     this.finalizeIdentities();
     this.slice.decls = this.pending.map((p) => p.fact);
@@ -264,7 +275,7 @@ class SliceBuilder {
       }
       case ts.SyntaxKind.ModuleDeclaration: {
         const n = stmt as TS.ModuleDeclaration;
-        const name = ts.isStringLiteral(n.name) ? JSON.stringify(n.name.text) : n.name.text;
+        const name = n.name.text;
         return [this.declare(n, name, 'namespace', parent, false, exportNames(name), stmt, depth)];
       }
       case ts.SyntaxKind.VariableStatement: {
@@ -333,6 +344,7 @@ class SliceBuilder {
     if (this.declComments.length) fact.comments = this.declComments;
     this.declComments = savedComments;
     if (d.value === null) fact.degraded = d.reason;
+    else if (this.overlapsDeep(node)) fact.degraded = 'too-deep';
     else if (this.overlapsError(node)) fact.degraded = 'syntax-error';
     if (!fact.degraded) {
       const header = this.headerDigest(node);
@@ -1092,6 +1104,12 @@ class SliceBuilder {
     const start = this.sf.getLineAndCharacterOfPosition(node.getStart(this.sf));
     const end = this.sf.getLineAndCharacterOfPosition(node.end);
     return { startLine: start.line + 1, startColumn: start.character + 1, endLine: end.line + 1, endColumn: end.character + 1 };
+  }
+
+  private overlapsDeep(node: TS.Node): boolean {
+    if (!this.deepRanges.length) return false;
+    const start = node.getStart(this.sf);
+    return this.deepRanges.some((r) => r.start < node.end && r.end > start);
   }
 
   private overlapsError(node: TS.Node): boolean {
