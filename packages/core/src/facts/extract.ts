@@ -26,8 +26,11 @@ import { digestParts, sha256Hex } from '../digest/hash.js';
 import { EXTRACTOR_VERSION, DIGEST_SCHEMA, PREVIOUS_DIGEST_SCHEMA } from '../version.js';
 import type { DeclFact, DeclKind, ImportFact, LocalExportFact, ReExportFact, Slice, SliceDiagnostic, Span } from './slice.js';
 
-/** Deepest syntax nesting the walk follows; deterministic regardless of thread stack size. */
-export const MAX_WALK_DEPTH = 1000;
+/**
+ * Deepest syntax nesting the walk follows; deterministic regardless of thread stack size. A cold main
+ * thread (default ~1 MB stack) overflows the walk at ~1000 levels, so the limit keeps a 2× margin.
+ */
+export const MAX_WALK_DEPTH = 500;
 
 export interface ExtractOptions {
   /** Digest projection; the current one unless comparing against a record made under the previous one. */
@@ -133,7 +136,9 @@ class SliceBuilder {
   private readonly consumed: boolean[];
   private commentCursor = 0;
   private readonly pending: PendingDecl[] = [];
-  private readonly importSources = new Map<string, string>();
+  private readonly importSources = new Map<string, { specifier: string; imported: string }>();
+  /** Imports used by the declaration being digested (and its nested declarations). */
+  private declUses = new Set<string>();
   private readonly diagnostics: SliceDiagnostic[];
   private readonly errorRanges: { start: number; end: number }[];
   private readonly flagMask: number;
@@ -171,12 +176,13 @@ class SliceBuilder {
     const statements = sf.statements;
     this.collectImports(statements);
 
-    // File-level pragmas: comments classified as file-level, and any meaningful comment before the
-    // first statement (a leading licence belongs to the file, not to whichever declaration is first).
+    // File-level pragmas: comments classified as file-level, and legal comments before the first
+    // statement (a leading licence belongs to the file, not to whichever declaration is first). Other
+    // annotations there (`/*#__NO_SIDE_EFFECTS__*/`, `// @ts-ignore`) belong to the first statement.
     const firstStart = statements.length ? statements[0]!.getStart(sf) : this.text.length;
     const pragmas: string[] = [];
     this.comments.forEach((c, i) => {
-      if (c.fileLevel || c.pos < firstStart) {
+      if (c.fileLevel || (c.pos < firstStart && c.value.startsWith('legal:'))) {
         pragmas.push(c.value);
         this.consumed[i] = true;
       }
@@ -331,20 +337,37 @@ class SliceBuilder {
     if (docs.length) fact.doc = digestParts(this.tag('doc'), docs);
 
     const prefix: string[] = [kind];
+    let jsDocTooDeep = false;
     const savedComments = this.declComments;
+    const savedUses = this.declUses;
     this.declComments = [];
+    this.declUses = new Set();
     if (node !== docNode && docNode.kind === this.ts.SyntaxKind.VariableStatement) {
       const vs = docNode as TS.VariableStatement;
       for (const m of vs.modifiers ?? []) prefix.push(kindName(m.kind));
       prefix.push(`flags:${vs.declarationList.flags & this.flagMask}`);
       // Meaningful comments leading the statement (e.g. `// @ts-ignore`) belong to its declarations.
       this.takeCommentsBefore(docNode, prefix);
+      // In JavaScript, JSDoc types on the statement (`/** @type {T} */ const x = …`) type its
+      // declarations, which are digested from their own nodes: they are part of their meaning.
+      if (this.isJs) {
+        try {
+          this.withBuffer(prefix, () => this.emitJsDocTypes(docNode, index, depth));
+        } catch (e) {
+          if (!(e instanceof TooDeep || e instanceof RangeError)) throw e;
+          jsDocTooDeep = true;
+        }
+      }
     }
     const d = this.digestNode(node, Ctx.Decl, index, prefix, depth);
     if (this.declComments.length) fact.comments = this.declComments;
+    if (this.declUses.size) fact.uses = [...this.declUses].sort();
     this.declComments = savedComments;
+    this.declUses = savedUses;
+    // An ancestor's meaning includes what its nested declarations import.
+    for (const u of fact.uses ?? []) savedUses.add(u);
     if (d.value === null) fact.degraded = d.reason;
-    else if (this.overlapsDeep(node)) fact.degraded = 'too-deep';
+    else if (jsDocTooDeep || this.overlapsDeep(node)) fact.degraded = 'too-deep';
     else if (this.overlapsError(node)) fact.degraded = 'syntax-error';
     if (!fact.degraded) {
       const header = this.headerDigest(node);
@@ -557,8 +580,14 @@ class SliceBuilder {
       case SK.Identifier: {
         const t = (node as TS.Identifier).text;
         out.push('i', t);
+        // An imported binding: the slice records which import it uses; the *resolved* target is
+        // folded in when slices are assembled into a view (the specifier as written depends on
+        // where the file is, the target does not).
         const src = this.importSources.get(t);
-        if (src !== undefined) out.push('from', src);
+        if (src !== undefined) {
+          out.push('import', src.imported);
+          this.declUses.add(`${src.specifier}\u0000${src.imported}`);
+        }
         return;
       }
       case SK.PrivateIdentifier:
@@ -588,6 +617,12 @@ class SliceBuilder {
         const t = canonicalJsxText((node as TS.JsxText).text);
         if (t !== '') out.push('x', t);
         return;
+      }
+      case SK.JsxExpression: {
+        // `{/* comment */}` is a JSX comment: an empty expression container emits nothing.
+        const n = node as TS.JsxExpression;
+        if (!n.expression && !n.dotDotDotToken) return;
+        break;
       }
       case SK.JSDocText:
       case SK.JSDocLink:
@@ -811,6 +846,10 @@ class SliceBuilder {
     this.skipConsumed();
     let c = cs[this.commentCursor];
     if (!c || c.pos >= node.end || c.pos < node.pos) return;
+    // A comment belongs to the token it precedes. A node whose first child starts at that same token
+    // (`a.b`, `f()`, `a + b`, an expression statement) leaves it to that child, so the innermost node
+    // gets it with or without redundant parentheses: `(/*#__PURE__*/ new X()).y` ≡ `/*#__PURE__*/ new X().y`.
+    if (LEFT_OPERAND_PARENTS.has(node.kind)) return;
     const start = node.getStart(this.sf);
     while (c && c.pos >= node.pos && c.pos < start) {
       this.emitComment(c.value);
@@ -869,12 +908,12 @@ class SliceBuilder {
             });
           }
         }
-        for (const b of fact.bindings) this.importSources.set(b.local, `${spec}#${b.imported}`);
+        for (const b of fact.bindings) this.importSources.set(b.local, { specifier: spec, imported: b.imported });
         this.slice.imports.push(fact);
       } else if (ts.isImportEqualsDeclaration(s) && ts.isExternalModuleReference(s.moduleReference) && ts.isStringLiteral(s.moduleReference.expression)) {
         const spec = s.moduleReference.expression.text;
         this.slice.imports.push({ specifier: spec, typeOnly: s.isTypeOnly, bindings: [{ imported: '=', local: s.name.text, typeOnly: s.isTypeOnly }] });
-        this.importSources.set(s.name.text, `${spec}#=`);
+        this.importSources.set(s.name.text, { specifier: spec, imported: '=' });
       }
     }
   }
@@ -1109,7 +1148,7 @@ class SliceBuilder {
   private overlapsDeep(node: TS.Node): boolean {
     if (!this.deepRanges.length) return false;
     const start = node.getStart(this.sf);
-    return this.deepRanges.some((r) => r.start < node.end && r.end > start);
+    return this.deepRanges.some((r) => r.anchor < node.end && r.end > start);
   }
 
   private overlapsError(node: TS.Node): boolean {
@@ -1143,6 +1182,22 @@ function TYPE_TAG_KINDS(ts: typeof TS): Set<number> {
   }
   return typeTagKinds;
 }
+
+let leftOperandParentsSet: Set<number> | undefined;
+/** Nodes whose first child (always visited first) starts where they start. */
+const LEFT_OPERAND_PARENTS = {
+  has(k: number): boolean {
+    if (!leftOperandParentsSet) {
+      const SK = typescript().SyntaxKind;
+      leftOperandParentsSet = new Set([
+        SK.PropertyAccessExpression, SK.ElementAccessExpression, SK.CallExpression, SK.TaggedTemplateExpression,
+        SK.BinaryExpression, SK.ConditionalExpression, SK.PostfixUnaryExpression, SK.AsExpression,
+        SK.SatisfiesExpression, SK.NonNullExpression, SK.ExpressionWithTypeArguments, SK.ExpressionStatement,
+      ]);
+    }
+    return leftOperandParentsSet.has(k);
+  },
+};
 
 let propertyNameParentsSet: Set<number> | undefined;
 const PROPERTY_NAME_PARENTS = {

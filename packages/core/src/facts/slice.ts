@@ -61,6 +61,12 @@ export interface DeclFact {
    * semantic digest covers it too.
    */
   signature?: string;
+  /**
+   * Imports this declaration (or a nested one) uses, as `specifier\u0000importedName`, sorted. The
+   * view folds their *resolved* targets into the reported semantic digest, so the digest follows what
+   * an import means, not how its path is spelled from this file.
+   */
+  uses?: string[];
   /** Meaningful comments inside this declaration (values), for explaining why its digest moved. */
   comments?: string[];
   /** Why the semantic digest could not be computed. */

@@ -7,7 +7,7 @@
  * absolute paths); a store miss, hit or corrupt entry gives the same report.
  */
 import { readFile, stat } from 'node:fs/promises';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { dirname, join, posix, relative, resolve, sep } from 'node:path';
 import { diagnostic, KilnError, type Diagnostic } from '../diagnostics/diagnostic.js';
 import type { Slice } from '../facts/slice.js';
 import { extractSlice } from '../facts/extract.js';
@@ -23,6 +23,8 @@ import { DIGEST_REPORT_VERSION, DIGEST_SCHEMA, EXTRACTOR_VERSION } from '../vers
 import { buildOutputDirs, listSourceFiles } from './files.js';
 import { readPackageInfo, type PackageInfo } from './package.js';
 import { computeSurfaces } from './surface.js';
+import { resolveSpecifier } from './resolve.js';
+import { digestParts } from '../digest/hash.js';
 import type { DeclarationRecord, DigestReport, FileRecord } from './report.js';
 
 export interface DigestTreeOptions {
@@ -175,6 +177,7 @@ function assemble(
   outDirs: string[],
 ): DigestReport {
   const surfaces = computeSurfaces(pkg, slices, outDirs);
+  const fileSet = new Set(slices.keys());
   const fileRecords: FileRecord[] = [];
   const declarations: DeclarationRecord[] = [];
   for (const rel of files) {
@@ -201,7 +204,7 @@ function assemble(
         module,
         path: d.path,
         kind: d.kind,
-        semantic_digest: d.semantic,
+        semantic_digest: d.semantic === null || !d.uses ? d.semantic : resolvedDigest(d.semantic, d.uses, rel, fileSet, slice.digestSchema),
         doc_digest: d.doc,
         digest_schema: slice.digestSchema,
         surface: bySurface?.get(i) ?? [],
@@ -225,6 +228,23 @@ function assemble(
     diagnostics,
     stats: { files: 0, parsed: 0, storeHits: 0, corruptEntries: 0, workers: 0, bytes: 0, ms: 0 },
   };
+}
+
+/**
+ * Fold the resolved targets of the imports a declaration uses into its digest. A relative import
+ * resolves to the logical module it names inside the package (`./hash.js` from `src/a.ts` and
+ * `../hash.js` from `src/sub/b.ts` are both `src/hash`); a bare specifier (another package) stays as
+ * written — which package version it means is the unit key's business (lockfile), not the digest's.
+ */
+function resolvedDigest(semantic: string, uses: string[], file: string, files: ReadonlySet<string>, schema: number): string {
+  const targets = uses.map((u) => {
+    const [specifier, imported] = u.split('\u0000') as [string, string];
+    if (!specifier.startsWith('.')) return `pkg:${specifier}#${imported}`;
+    const hit = resolveSpecifier(file, specifier, files);
+    const target = hit ? logicalModulePath(hit) : `unresolved:${logicalModulePath(posix.join(posix.dirname(file), specifier))}`;
+    return `mod:${target}#${imported}`;
+  });
+  return digestParts(`kiln-resolved/${schema}`, [semantic, ...targets.sort()]);
 }
 
 async function forEachLimit<T>(items: T[], limit: number, f: (item: T) => Promise<void>): Promise<void> {
