@@ -68,7 +68,7 @@ export const CODES = {
     severity: 'warning',
     title: 'A source file nests deeper than kiln walks',
     meaning:
-      'Syntax nested deeper than the walk limit (1000 levels) is not digested structurally. The declarations that contain it are reported as changed (unparseable); the rest of the file is digested normally.',
+      'Syntax nested deeper than kiln digests (128 levels of brackets, arrows and chained operators when parsing; 500 syntax-tree levels when digesting) is not digested structurally. The declarations that contain it are reported as changed (unparseable); the rest of the file is digested normally.',
     hint: 'Such nesting is almost always generated code: exclude it from the project, or split the expression.',
   },
   KILN_NOT_FOUND: {

@@ -450,7 +450,14 @@ class SliceBuilder {
     if (ts.isStringLiteral(e)) return JSON.stringify(e.text);
     if (ts.isNumericLiteral(e)) return canonicalNumber(e.text);
     const out: string[] = [];
-    this.withBuffer(out, () => this.visit(e, Ctx.Stmt, -1, 0));
+    // A name is identity: no comment may enter it. The member's own walk takes them later.
+    const savedCursor = this.commentCursor;
+    this.commentCursor = this.comments.length;
+    try {
+      this.withBuffer(out, () => this.visit(e, Ctx.Stmt, -1, 0));
+    } finally {
+      this.commentCursor = savedCursor;
+    }
     return `expr:${digestParts('kiln-name', out).slice(0, 8)}`;
   }
 
@@ -610,9 +617,13 @@ class SliceBuilder {
         out.push(kindName(k), t.rawText ?? t.text);
         return;
       }
-      case SK.RegularExpressionLiteral:
-        out.push('r', (node as TS.RegularExpressionLiteral).text);
+      case SK.RegularExpressionLiteral: {
+        // Flag order is spelling (`/a/ig` ≡ `/a/gi`; prettier sorts them): the body and the flag set are the value.
+        const t = (node as TS.RegularExpressionLiteral).text;
+        const slash = t.lastIndexOf('/');
+        out.push('r', t.slice(0, slash + 1) + [...t.slice(slash + 1)].sort().join(''));
         return;
+      }
       case SK.JsxText: {
         const t = canonicalJsxText((node as TS.JsxText).text);
         if (t !== '') out.push('x', t);
@@ -633,7 +644,7 @@ class SliceBuilder {
         // Redundant parentheses are formatting: the tree already encodes precedence. They are kept
         // where they change meaning: a parenthesised string statement is not a directive, and in
         // JavaScript a JSDoc cast needs them (that case is handled by emitJsDocTypes above).
-        if (!this.isJs || !(node as { jsDoc?: unknown[] }).jsDoc) {
+        if (!this.isJs || !this.isJsDocCast(node)) {
           this.visit((node as TS.ParenthesizedExpression).expression, ctx, owner, depth + 1);
           return;
         }
@@ -810,9 +821,13 @@ class SliceBuilder {
     const docs = (node as { jsDoc?: TS.JSDoc[] }).jsDoc;
     if (!docs) return;
     const ts = this.ts;
+    // As the compiler reads them: the tags of the last JSDoc block only, plus `@overload` tags of the
+    // earlier ones (a prose block after `/** @type {T} */` really drops the type).
+    const last = docs[docs.length - 1];
     for (const doc of docs) {
       for (const tag of doc.tags ?? []) {
         if (!TYPE_TAG_KINDS(ts).has(tag.kind)) continue;
+        if (doc !== last && tag.kind !== ts.SyntaxKind.JSDocOverloadTag) continue;
         this.out.push('jsdoc', kindName(tag.kind), tag.tagName.text);
         ts.forEachChild(
           tag,
@@ -829,6 +844,14 @@ class SliceBuilder {
     }
   }
 
+  /** A JavaScript `/** @type {T} *\/ (x)` (or `@satisfies`): the parentheses are a cast, not formatting. */
+  private isJsDocCast(node: TS.Node): boolean {
+    const docs = (node as { jsDoc?: TS.JSDoc[] }).jsDoc;
+    const SK = this.ts.SyntaxKind;
+    const last = docs?.[docs.length - 1];
+    return !!last?.tags?.some((t) => t.kind === SK.JSDocTypeTag || t.kind === SK.JSDocSatisfiesTag);
+  }
+
   // ---------------------------------------------------------------- meaningful comments
 
   /** Values of the meaningful comments emitted while digesting the current declaration. */
@@ -839,19 +862,24 @@ class SliceBuilder {
     this.declComments.push(value);
   }
 
-  /** Emit meaningful comments that lead this node (between node.pos and its first token). */
+  /**
+   * Emit meaningful comments that lead this node (before its first token). That includes any comment
+   * before it that no node took (one before a statement's `;`, or between `export` and `const`): the
+   * walk is in source order, so it leads this node's first token. Otherwise it would block the cursor
+   * and every later comment of the file.
+   */
   private emitComments(node: TS.Node): void {
     const cs = this.comments;
     if (this.commentCursor >= cs.length) return;
     this.skipConsumed();
     let c = cs[this.commentCursor];
-    if (!c || c.pos >= node.end || c.pos < node.pos) return;
+    if (!c || c.pos >= node.end) return;
     // A comment belongs to the token it precedes. A node whose first child starts at that same token
     // (`a.b`, `f()`, `a + b`, an expression statement) leaves it to that child, so the innermost node
     // gets it with or without redundant parentheses: `(/*#__PURE__*/ new X()).y` ≡ `/*#__PURE__*/ new X().y`.
     if (LEFT_OPERAND_PARENTS.has(node.kind)) return;
     const start = node.getStart(this.sf);
-    while (c && c.pos >= node.pos && c.pos < start) {
+    while (c && c.pos < start) {
       this.emitComment(c.value);
       this.consumed[this.commentCursor] = true;
       this.commentCursor++;
@@ -867,6 +895,9 @@ class SliceBuilder {
     this.skipConsumed();
     let c = cs[this.commentCursor];
     while (c && c.end <= node.end && c.pos >= node.pos) {
+      // A comment before the closing `;` leads the next statement (prettier without semicolons
+      // writes `// @ts-ignore` `;(x as any).y()`): leave it to the next node's emitComments.
+      if (this.text.charCodeAt(node.end - 1) === 59 /* ; */ && ONLY_SEMICOLON_RE.test(this.text.slice(c.end, node.end))) break;
       this.emitComment(c.value);
       this.consumed[this.commentCursor] = true;
       this.commentCursor++;
@@ -1182,6 +1213,9 @@ function TYPE_TAG_KINDS(ts: typeof TS): Set<number> {
   }
   return typeTagKinds;
 }
+
+/** Trivia then a single `;`: the rest of a statement after a comment before its terminator. */
+const ONLY_SEMICOLON_RE = /^(?:\s|\/\/[^\n\r\u2028\u2029]*|\/\*[\s\S]*?\*\/)*;$/;
 
 let leftOperandParentsSet: Set<number> | undefined;
 /** Nodes whose first child (always visited first) starts where they start. */

@@ -9,10 +9,19 @@ import type * as TS from 'typescript';
 import type { Variant } from './language.js';
 
 let tsModule: typeof TS | undefined;
+let loads = 0;
 
 export function typescript(): typeof TS {
-  if (!tsModule) tsModule = createRequire(import.meta.url)('typescript') as typeof TS;
+  if (!tsModule) {
+    tsModule = createRequire(import.meta.url)('typescript') as typeof TS;
+    loads++;
+  }
   return tsModule;
+}
+
+/** How many times this thread has loaded the compiler: 0 before its first parse, then 1 for good. */
+export function parserLoads(): number {
+  return loads;
 }
 
 export interface ParseResult {

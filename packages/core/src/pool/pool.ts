@@ -22,6 +22,9 @@ export function createDigestPool(threads = defaultWorkerCount()): DigestPool {
     minThreads: threads,
     maxThreads: threads,
     idleTimeout: 60_000,
+    // Two tasks per worker: while one task's slice is being written to the store (async I/O), the
+    // worker extracts the next file instead of idling. Tasks are independent; results are unchanged.
+    concurrentTasksPerWorker: 2,
     // Deep syntax recurses in the parser; give workers the same headroom as the main thread.
     resourceLimits: { stackSizeMb: 8 },
   });
