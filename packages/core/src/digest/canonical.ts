@@ -21,20 +21,47 @@ export function canonicalBigInt(text: string): string {
 }
 
 /**
- * JSX text as the compiler emits it: lines trimmed (except the outer edges of the first and last
- * line), blank lines dropped, the rest joined with one space. Returns '' when it emits nothing.
+ * JSX text as the compiler emits it (a port of TypeScript's `fixupWhitespaceAndDecodeEntities`, minus
+ * entity decoding): the first line keeps its leading whitespace and the last its trailing whitespace,
+ * every other edge is trimmed, whitespace-only lines are dropped, the rest joined with one space.
+ * Whitespace inside a line is kept exactly (`a\tb` and `a b` emit differently). Returns '' when the
+ * text emits nothing.
  */
 export function canonicalJsxText(text: string): string {
-  const lines = text.split(/\r\n|\n|\r/);
-  let out = '';
-  for (let i = 0; i < lines.length; i++) {
-    let line = lines[i]!.replace(/\t/g, ' ');
-    if (i !== 0) line = line.replace(/^[ ]+/, '');
-    if (i !== lines.length - 1) line = line.replace(/[ ]+$/, '');
-    if (line === '') continue;
-    out = out === '' ? line : `${out} ${line}`;
+  let acc: string | undefined;
+  let first = 0;
+  let last = -1;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (isLineBreak(c)) {
+      if (first !== -1 && last !== -1) acc = addLine(acc, text.slice(first, last + 1));
+      first = -1;
+    } else if (!isWhiteSpaceSingleLine(c)) {
+      last = i;
+      if (first === -1) first = i;
+    }
   }
-  return out;
+  return first !== -1 ? addLine(acc, text.slice(first)) : acc ?? '';
+}
+
+function addLine(acc: string | undefined, line: string): string {
+  return acc === undefined ? line : `${acc} ${line}`;
+}
+
+function isLineBreak(c: number): boolean {
+  return c === 0x0a || c === 0x0d || c === 0x2028 || c === 0x2029;
+}
+
+function isWhiteSpaceSingleLine(c: number): boolean {
+  return (
+    c === 0x20 || c === 0x09 || c === 0x0b || c === 0x0c || c === 0xa0 || c === 0x85 || c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200b) || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff
+  );
+}
+
+/** Template raw text: the language normalises CR LF and CR to LF in raw values too. */
+export function canonicalTemplateRaw(raw: string): string {
+  return raw.replace(/\r\n?/g, '\n');
 }
 
 const IDENT_RE = /^[A-Za-z_$][\w$]*$/;

@@ -21,7 +21,7 @@ import { decodeSource, DEFAULT_MAX_FILE_SIZE } from '../parse/decode.js';
 import { blankRegions, findDeepRegions, inDeepRegion, PARSE_NESTING_LIMIT, type DeepRegion } from '../parse/nesting.js';
 import type { Variant } from '../parse/language.js';
 import { findMeaningfulComments, leadingDocs, type MeaningfulComment } from './comments.js';
-import { canonicalBigInt, canonicalJsxText, canonicalNumber, nameSegment } from '../digest/canonical.js';
+import { canonicalBigInt, canonicalJsxText, canonicalNumber, canonicalTemplateRaw, nameSegment } from '../digest/canonical.js';
 import { digestParts, sha256Hex } from '../digest/hash.js';
 import { EXTRACTOR_VERSION, DIGEST_SCHEMA, PREVIOUS_DIGEST_SCHEMA } from '../version.js';
 import type { DeclFact, DeclKind, ImportFact, LocalExportFact, ReExportFact, Slice, SliceDiagnostic, Span } from './slice.js';
@@ -181,6 +181,9 @@ class SliceBuilder {
     // annotations there (`/*#__NO_SIDE_EFFECTS__*/`, `// @ts-ignore`) belong to the first statement.
     const firstStart = statements.length ? statements[0]!.getStart(sf) : this.text.length;
     const pragmas: string[] = [];
+    // A shebang line is trivia to the parser but the emitter keeps it: it is part of the module.
+    const shebang = /^#![^\r\n\u2028\u2029]*/.exec(this.text);
+    if (shebang) pragmas.push(`shebang:${shebang[0].trimEnd()}`);
     this.comments.forEach((c, i) => {
       if (c.fileLevel || (c.pos < firstStart && c.value.startsWith('legal:'))) {
         pragmas.push(c.value);
@@ -614,7 +617,7 @@ class SliceBuilder {
       case SK.TemplateMiddle:
       case SK.TemplateTail: {
         const t = node as TS.TemplateLiteralLikeNode;
-        out.push(kindName(k), t.rawText ?? t.text);
+        out.push(kindName(k), canonicalTemplateRaw(t.rawText ?? t.text));
         return;
       }
       case SK.RegularExpressionLiteral: {
