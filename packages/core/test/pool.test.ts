@@ -311,6 +311,8 @@ describe('the pool is closed on every path', () => {
     for (const f of files.filter((f) => !removed.has(f))) expect(digested.has(f), f).toBe(true);
     expect(failed.size).toBeGreaterThan(0);
     for (const f of failed) expect(removed.has(f)).toBe(true);
+    // Diagnostics are products too: they name the file relatively, never by absolute path.
+    expect(JSON.stringify(report.diagnostics)).not.toContain(tree);
     if (canCountThreads) expect(await threadsSettle(baseline)).toBeLessThanOrEqual(baseline);
   });
 

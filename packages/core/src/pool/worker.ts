@@ -7,7 +7,7 @@ import { threadId } from 'node:worker_threads';
 import { parserLoads } from '../parse/typescript.js';
 import { extractSlice } from '../facts/extract.js';
 import { writeSlice } from '../store/write-slice.js';
-import { storeErrorText } from '../store/error-text.js';
+import { readErrorText, storeErrorText } from '../store/error-text.js';
 import type { Slice } from '../facts/slice.js';
 import type { Variant } from '../parse/language.js';
 
@@ -41,7 +41,7 @@ export default async function digestFile(task: DigestTask): Promise<DigestTaskRe
     // than the four thread-pool round trips of fs/promises readFile (open, fstat, read, close).
     bytes = readFileSync(task.file);
   } catch (e) {
-    return { readError: (e as Error).message, extractMs: 0, worker: { threadId, tasks: tasksRun, parserLoads: parserLoads() } };
+    return { readError: readErrorText(e), extractMs: 0, worker: { threadId, tasks: tasksRun, parserLoads: parserLoads() } };
   }
   const t0 = performance.now();
   const slice = extractSlice(bytes, task.variant, { digestSchema: task.digestSchema, maxFileSize: task.maxFileSize });

@@ -7,3 +7,9 @@ export function storeErrorText(e: unknown): string {
   const syscall = (e as { syscall?: string }).syscall;
   return `${code}${syscall ? ` during ${syscall}` : ''}: the store directory cannot be used (see --store / KILN_STORE)`;
 }
+
+/** A file-system error in words without the (absolute) path: the diagnostic names the file itself. */
+export function readErrorText(e: unknown): string {
+  const code = (e as { code?: string }).code;
+  return code ? `${code}: the file could not be read` : `the file could not be read (${(e as Error).message})`;
+}

@@ -18,7 +18,7 @@ import { sha256Hex } from '../digest/hash.js';
 import { readSlice } from '../store/read-slice.js';
 import { writeSlice } from '../store/write-slice.js';
 import { defaultStoreDir } from '../store/format.js';
-import { storeErrorText } from '../store/error-text.js';
+import { readErrorText, storeErrorText } from '../store/error-text.js';
 import { createDigestPool, defaultWorkerCount, type DigestPool } from '../pool/pool.js';
 import { identityKey } from '../identity/identity.js';
 import { DIGEST_REPORT_VERSION, DIGEST_SCHEMA, EXTRACTOR_VERSION } from '../version.js';
@@ -106,7 +106,7 @@ export async function digestTree(target: string, options: DigestTreeOptions = {}
       // thread-pool round trips of fs/promises readFile; the store lookups below stay concurrent.
       bytes = readFileSync(join(packageRoot, rel));
     } catch (e) {
-      diagnostics.push(diagnostic('KILN_READ_FAILED', (e as Error).message, { file: rel, producer: 'view' }));
+      diagnostics.push(diagnostic('KILN_READ_FAILED', readErrorText(e), { file: rel, producer: 'view' }));
       progress();
       return;
     }
@@ -137,7 +137,7 @@ export async function digestTree(target: string, options: DigestTreeOptions = {}
         bytes = readFileSync(join(packageRoot, rel));
       } catch (e) {
         // Removed or made unreadable since it was hashed.
-        diagnostics.push(diagnostic('KILN_READ_FAILED', (e as Error).message, { file: rel, producer: 'view' }));
+        diagnostics.push(diagnostic('KILN_READ_FAILED', readErrorText(e), { file: rel, producer: 'view' }));
         progress();
         continue;
       }
