@@ -12,7 +12,7 @@ export { extractSlice, supportedDigestSchemas, MAX_WALK_DEPTH, type ExtractOptio
 export { classifyComment } from './facts/comments.js';
 export { identityKey, surfaceKey, type Identity, type SurfaceIdentity } from './identity/identity.js';
 export { digestTree, type DigestTreeOptions } from './view/digest-tree.js';
-export type { DigestReport, DeclarationRecord, FileRecord, DigestStats } from './view/report.js';
+export type { DigestReport, DeclarationRecord, FileRecord, DigestStats, EntryRecord } from './view/report.js';
 export { diffReports, type DiffResult, type DeclChange, type ModuleChange, type ChangeStatus, type DiffOptions } from './diff/diff.js';
 export { readSlice, type ReadResult } from './store/read-slice.js';
 export { writeSlice } from './store/write-slice.js';
@@ -22,3 +22,39 @@ export type { DigestTask, DigestTaskResult } from './pool/worker.js';
 export { listSourceFiles } from './view/files.js';
 export { readPackageInfo, type PackageInfo } from './view/package.js';
 export { sha256Hex, digestParts } from './digest/hash.js';
+export { discoverWorkspace, expandPatterns, parsePnpmWorkspace, type Workspace, type WorkspaceProject } from './workspace/discover.js';
+export { readLockfile, type Lockfile } from './workspace/lockfile.js';
+export { computeClosures, type ClosureResult, type ClosureFlavour } from './closure/closure.js';
+export { readTsconfig, findTsconfig, TSCONFIG_CANDIDATES, type TsconfigView } from './key/tsconfig.js';
+export { manifestView, fullManifestDigest, type ManifestView } from './key/manifest.js';
+export {
+  computeWorkspaceKeys,
+  keyOf,
+  KEY_SCHEMA,
+  type KeyComponents,
+  type ProjectKey,
+  type WorkspaceKeys,
+  type WorkspaceKeyOptions,
+  type DependencySurface,
+} from './key/unit-key.js';
+export {
+  compileProject,
+  resolveTypeScript,
+  type CompileOptions,
+  type CompileResult,
+  type BuildDiagnostic,
+  type RelatedLocation,
+} from './build/compile.js';
+export {
+  compareOutputs,
+  compareOutputFiles,
+  formatDifference,
+  differenceDiagnostic,
+  outputFileKind,
+  type CompareResult,
+  type CompareOptions,
+  type OutputDifference,
+  type DifferenceReason,
+  type TokenAt,
+} from './build/equivalence.js';
+export { blankNonMeaningfulComments, type BlankOptions } from './build/blank-comments.js';

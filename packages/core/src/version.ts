@@ -7,7 +7,7 @@
  */
 
 /** Version of the fact extractor (parse + walk). Part of every slice key. */
-export const EXTRACTOR_VERSION = 2;
+export const EXTRACTOR_VERSION = 3;
 
 /** Current semantic/doc digest projection. Every digest carries it as `digest_schema`. */
 export const DIGEST_SCHEMA = 2;

@@ -85,6 +85,7 @@ export function extractSlice(bytes: Uint8Array, variant: Variant, options: Extra
     imports: [],
     reexports: [],
     exports: [],
+    dynamicImports: [],
     diagnostics: [],
   };
   const decoded = decodeSource(bytes, options.maxFileSize ?? DEFAULT_MAX_FILE_SIZE);
@@ -139,6 +140,16 @@ class SliceBuilder {
   private readonly importSources = new Map<string, { specifier: string; imported: string }>();
   /** Imports used by the declaration being digested (and its nested declarations). */
   private declUses = new Set<string>();
+  /**
+   * Names the declaration being digested mentions (a superset of its references: property names
+   * and locals are included and filtered out later against module-level names and imports).
+   */
+  private declRefs = new Set<string>();
+  /** Module-level declaration nodes awaiting their shape digest (computed once all names are known). */
+  private readonly shapeQueue: number[] = [];
+  private readonly pendingRefs = new Map<number, Set<string>>();
+  /** Specifiers of `import('x')`, `require('x')` and `import('x').T` anywhere in the file. */
+  private readonly dynamicSpecifiers = new Set<string>();
   private readonly diagnostics: SliceDiagnostic[];
   private readonly errorRanges: { start: number; end: number }[];
   private readonly flagMask: number;
@@ -242,7 +253,9 @@ class SliceBuilder {
       });
     }
     this.finalizeIdentities();
+    this.finalizeShapes();
     this.slice.decls = this.pending.map((p) => p.fact);
+    this.slice.dynamicImports = [...this.dynamicSpecifiers].sort();
     return this.slice;
   }
 
@@ -343,8 +356,10 @@ class SliceBuilder {
     let jsDocTooDeep = false;
     const savedComments = this.declComments;
     const savedUses = this.declUses;
+    const savedRefs = this.declRefs;
     this.declComments = [];
     this.declUses = new Set();
+    this.declRefs = new Set();
     if (node !== docNode && docNode.kind === this.ts.SyntaxKind.VariableStatement) {
       const vs = docNode as TS.VariableStatement;
       for (const m of vs.modifiers ?? []) prefix.push(kindName(m.kind));
@@ -365,10 +380,15 @@ class SliceBuilder {
     const d = this.digestNode(node, Ctx.Decl, index, prefix, depth);
     if (this.declComments.length) fact.comments = this.declComments;
     if (this.declUses.size) fact.uses = [...this.declUses].sort();
+    const refs = this.declRefs;
     this.declComments = savedComments;
     this.declUses = savedUses;
-    // An ancestor's meaning includes what its nested declarations import.
+    this.declRefs = savedRefs;
+    // An ancestor's meaning includes what its nested declarations import and mention.
     for (const u of fact.uses ?? []) savedUses.add(u);
+    for (const r of refs) savedRefs.add(r);
+    this.pendingRefs.set(index, refs);
+    if (parent === -1) this.shapeQueue.push(index);
     if (d.value === null) fact.degraded = d.reason;
     else if (jsDocTooDeep || this.overlapsDeep(node)) fact.degraded = 'too-deep';
     else if (this.overlapsError(node)) fact.degraded = 'syntax-error';
@@ -590,6 +610,7 @@ class SliceBuilder {
       case SK.Identifier: {
         const t = (node as TS.Identifier).text;
         out.push('i', t);
+        this.declRefs.add(t);
         // An imported binding: the slice records which import it uses; the *resolved* target is
         // folded in when slices are assembled into a view (the specifier as written depends on
         // where the file is, the target does not).
@@ -698,6 +719,20 @@ class SliceBuilder {
         this.slot(n.default, ctx, owner, depth);
         out.push(')');
         return;
+      }
+      case SK.CallExpression: {
+        // `import('x')` and `require('x')` name packages a build reads (their versions key it).
+        const n = node as TS.CallExpression;
+        const arg = n.arguments[0];
+        if (arg && ts.isStringLiteralLike(arg) && (n.expression.kind === SK.ImportKeyword || (ts.isIdentifier(n.expression) && n.expression.text === 'require'))) {
+          this.dynamicSpecifiers.add(arg.text);
+        }
+        break;
+      }
+      case SK.ImportType: {
+        const arg = (node as TS.ImportTypeNode).argument;
+        if (ts.isLiteralTypeNode(arg) && ts.isStringLiteral(arg.literal)) this.dynamicSpecifiers.add(arg.literal.text);
+        break;
       }
       case SK.NewExpression: {
         // `new X` and `new X()` are the same call.
@@ -1077,6 +1112,157 @@ class SliceBuilder {
       for (const i of children) visitParent(i);
     };
     visitParent(-1);
+  }
+
+  // ---------------------------------------------------------------- external shape
+
+  /**
+   * What a *consumer* of a module-level declaration can observe (SPEC §4, external closure): its
+   * signature when the type is written down, its whole meaning when the type is inferred from its
+   * body, class shapes with private member names but not their types or bodies, full type
+   * declarations and enums. `shapeRefs` are the names that projection mentions; `refs` those the
+   * whole declaration mentions. Both are filtered to module-level names and imported bindings.
+   */
+  private finalizeShapes(): void {
+    const moduleNames = new Set<string>();
+    for (const p of this.pending) if (p.fact.parent === -1) moduleNames.add(p.name);
+    for (const local of this.importSources.keys()) moduleNames.add(local);
+    const keep = (names: Iterable<string>) => [...new Set([...names].filter((n) => moduleNames.has(n)))].sort();
+    for (const i of this.shapeQueue) {
+      const p = this.pending[i]!;
+      const refs = this.pendingRefs.get(i) ?? new Set<string>();
+      if (p.fact.semantic === null) continue;
+      const shapeRefs = new Set<string>();
+      const projection = this.shapeProjection(p, shapeRefs);
+      if (projection === null) {
+        p.fact.shape = digestParts(this.tag('shape-full'), [p.fact.kind, p.fact.semantic]);
+        p.fact.shapeRefs = keep(refs);
+      } else {
+        p.fact.shape = digestParts(this.tag('shape'), [p.fact.kind, ...projection]);
+        p.fact.shapeRefs = keep(shapeRefs);
+      }
+      p.fact.refs = keep(refs);
+    }
+  }
+
+  /** The shape tokens, or null when the whole declaration is what consumers observe. */
+  private shapeProjection(p: PendingDecl, refs: Set<string>): string[] | null {
+    const ts = this.ts;
+    const node = p.node;
+    // Declaration files and JavaScript: types are the whole content, or come from inference/JSDoc.
+    if (this.variant === 'dts' || this.isJs) return null;
+    const buf: string[] = [];
+    const savedCursor = this.commentCursor;
+    const savedRefs = this.declRefs;
+    this.commentCursor = this.comments.length;
+    this.declRefs = refs;
+    try {
+      const ok = this.withBuffer(buf, () => this.emitShape(node, p.name));
+      return ok ? buf : null;
+    } catch (e) {
+      if (e instanceof TooDeep || e instanceof RangeError) return null;
+      throw e;
+    } finally {
+      this.commentCursor = savedCursor;
+      this.declRefs = savedRefs;
+    }
+    void ts;
+  }
+
+  /** Emit the shape of a module-level declaration; false when it must be taken whole. */
+  private emitShape(node: TS.Node, name: string): boolean {
+    const ts = this.ts;
+    const signature = (f: TS.SignatureDeclaration, needsReturnType: boolean): boolean => {
+      if (needsReturnType && !f.type) return false; // return type inferred from the body
+      this.visitList((f as { modifiers?: TS.NodeArray<TS.Node> }).modifiers, Ctx.Stmt, -1, 0);
+      if ((f as { asteriskToken?: TS.Node }).asteriskToken) this.out.push('generator');
+      this.visitList(f.typeParameters, Ctx.Stmt, -1, 0);
+      this.visitList(f.parameters, Ctx.Stmt, -1, 0);
+      this.slot(f.type, Ctx.Stmt, -1, 0);
+      return true;
+    };
+    if (ts.isFunctionDeclaration(node)) {
+      this.out.push('fn', name);
+      return signature(node, !!node.body);
+    }
+    if (ts.isVariableDeclaration(node)) {
+      this.out.push('var', name);
+      this.visit(node.name, Ctx.Stmt, -1, 0);
+      if (node.type) {
+        this.visit(node.type, Ctx.Stmt, -1, 0);
+        return true;
+      }
+      const init = node.initializer;
+      // `const f = (x: A): B => …`: the type is written down on the function itself.
+      if (init && (ts.isArrowFunction(init) || ts.isFunctionExpression(init))) return signature(init, true);
+      return false;
+    }
+    if (ts.isClassDeclaration(node)) {
+      this.out.push('class', name);
+      this.visitList(node.modifiers, Ctx.Stmt, -1, 0);
+      this.visitList(node.typeParameters, Ctx.Stmt, -1, 0);
+      this.visitList(node.heritageClauses, Ctx.Stmt, -1, 0);
+      let hashPrivate = false;
+      for (const m of node.members) {
+        if (ts.isSemicolonClassElement(m) || ts.isClassStaticBlockDeclaration(m)) continue;
+        const mname = (m as { name?: TS.PropertyName }).name;
+        if (mname && ts.isPrivateIdentifier(mname)) {
+          hashPrivate = true; // `#private` members make the class nominal; their names do not show
+          continue;
+        }
+        const isPrivate = this.hasModifier(m, ts.SyntaxKind.PrivateKeyword);
+        this.out.push('member', kindName(m.kind));
+        if (isPrivate) {
+          // A private member shows as `private name;`: its existence and name, not its type.
+          this.out.push('private', this.hasModifier(m, ts.SyntaxKind.StaticKeyword) ? 'static' : 'instance');
+          if (mname) this.emitPropertyName(mname);
+          continue;
+        }
+        if (ts.isConstructorDeclaration(m)) {
+          for (const param of m.parameters) {
+            const paramPrivate = this.hasModifier(param, ts.SyntaxKind.PrivateKeyword);
+            this.out.push('param');
+            if (paramPrivate) {
+              this.out.push('private');
+              this.visit(param.name, Ctx.Stmt, -1, 0);
+            } else this.visit(param, Ctx.Stmt, -1, 0);
+          }
+          continue;
+        }
+        if (ts.isMethodDeclaration(m) || ts.isGetAccessorDeclaration(m)) {
+          if (mname) this.emitPropertyName(mname);
+          this.slot(m.questionToken, Ctx.Stmt, -1, 0);
+          if (!signature(m, !!m.body)) {
+            // Inferred return type: the member's whole body is observable.
+            const member = this.pending.findIndex((q) => q.node === m);
+            const sem = member === -1 ? null : this.pending[member]!.fact.semantic;
+            if (!sem) return false;
+            this.out.push('inferred', sem);
+            for (const r of this.pendingRefs.get(member) ?? []) this.declRefs.add(r);
+          }
+          continue;
+        }
+        if (ts.isSetAccessorDeclaration(m)) {
+          if (mname) this.emitPropertyName(mname);
+          signature(m, false);
+          continue;
+        }
+        if (ts.isPropertyDeclaration(m)) {
+          this.visitList(m.modifiers, Ctx.Stmt, -1, 0);
+          this.emitPropertyName(m.name);
+          this.slot(m.questionToken ?? m.exclamationToken, Ctx.Stmt, -1, 0);
+          if (m.type) this.visit(m.type, Ctx.Stmt, -1, 0);
+          else if (m.initializer) this.visit(m.initializer, Ctx.Stmt, -1, 0); // inferred from it
+          continue;
+        }
+        // Index signatures and anything else: whole.
+        this.visit(m, Ctx.Stmt, -1, 0);
+      }
+      if (hashPrivate) this.out.push('#private');
+      return true;
+    }
+    // Interfaces, type aliases, enums (their values are inlined), namespaces, default exports: whole.
+    return false;
   }
 
   /** Header digest (explanatory): the signature of function-likes, the heritage of classes. */

@@ -67,6 +67,15 @@ export interface DeclFact {
    * an import means, not how its path is spelled from this file.
    */
   uses?: string[];
+  /**
+   * Module-level declarations only. `shape`: digest of what a consumer of the module can observe of
+   * it (see extract.ts `emitShape`): the signature when its type is written down, everything when
+   * it is inferred. `shapeRefs`: module-level names and imported bindings that shape mentions;
+   * `refs`: those the whole declaration mentions (names, resolved when the view is assembled).
+   */
+  shape?: string;
+  shapeRefs?: string[];
+  refs?: string[];
   /** Meaningful comments inside this declaration (values), for explaining why its digest moved. */
   comments?: string[];
   /** Why the semantic digest could not be computed. */
@@ -133,5 +142,7 @@ export interface Slice {
   imports: ImportFact[];
   reexports: ReExportFact[];
   exports: LocalExportFact[];
+  /** Specifiers of dynamic imports, `require` calls and import types, sorted. */
+  dynamicImports: string[];
   diagnostics: SliceDiagnostic[];
 }

@@ -24,10 +24,10 @@ import { identityKey } from '../identity/identity.js';
 import { DIGEST_REPORT_VERSION, DIGEST_SCHEMA, EXTRACTOR_VERSION } from '../version.js';
 import { buildOutputDirs, listSourceFiles } from './files.js';
 import { readPackageInfo, type PackageInfo } from './package.js';
-import { computeSurfaces } from './surface.js';
+import { computeSurfaces, ModuleExports, packageOfSpecifier } from './surface.js';
 import { resolveSpecifier } from './resolve.js';
 import { digestParts } from '../digest/hash.js';
-import type { DeclarationRecord, DigestReport, FileRecord } from './report.js';
+import type { DeclarationRecord, DigestReport, EntryRecord, FileRecord } from './report.js';
 
 export interface DigestTreeOptions {
   /** Store directory; `false` disables the store. Default: KILN_STORE or the user cache dir. */
@@ -36,6 +36,16 @@ export interface DigestTreeOptions {
   workers?: number;
   digestSchema?: number;
   maxFileSize?: number;
+  /**
+   * Digest exactly these files (relative to the package root, e.g. a tsconfig's file list) instead
+   * of every source file under the target directory.
+   */
+  files?: string[];
+  /**
+   * A pool owned by the caller, shared across several trees (it is not closed here). Without it a
+   * pool is created for this tree's misses and closed before returning.
+   */
+  pool?: DigestPool;
   /** Called as files complete. */
   onProgress?: (done: number, total: number) => void;
 }
@@ -78,7 +88,9 @@ export async function digestTree(target: string, options: DigestTreeOptions = {}
   const schema = options.digestSchema ?? DIGEST_SCHEMA;
   const maxFileSize = options.maxFileSize ?? DEFAULT_MAX_FILE_SIZE;
   let storeDir: string | null = options.store === false ? null : options.store ?? defaultStoreDir();
-  const { packageRoot, files } = await locate(target);
+  const located = await locate(target);
+  const packageRoot = located.packageRoot;
+  const files = options.files ? [...new Set(options.files.filter((f) => fileKind(f)))].sort() : located.files;
   const pkg = await readPackageInfo(packageRoot);
   const diagnostics: Diagnostic[] = [];
   if (pkg.invalid) diagnostics.push(diagnostic('KILN_MANIFEST_INVALID', `package.json: ${pkg.invalid}`, { file: 'package.json', producer: 'view' }));
@@ -129,7 +141,7 @@ export async function digestTree(target: string, options: DigestTreeOptions = {}
     misses.push(rel);
   });
 
-  const workers = Math.min(options.workers ?? defaultWorkerCount(), misses.length);
+  const workers = Math.min(options.pool ? options.pool.threads : options.workers ?? defaultWorkerCount(), misses.length);
   if (misses.length && workers === 0) {
     for (const rel of misses) {
       let bytes: Buffer;
@@ -149,7 +161,7 @@ export async function digestTree(target: string, options: DigestTreeOptions = {}
   } else if (misses.length) {
     let pool: DigestPool | undefined;
     try {
-      pool = createDigestPool(workers);
+      pool = options.pool ?? createDigestPool(workers);
       const p = pool;
       misses.sort(); // deterministic dispatch order
       await Promise.all(
@@ -166,7 +178,7 @@ export async function digestTree(target: string, options: DigestTreeOptions = {}
         }),
       );
     } finally {
-      await pool?.destroy();
+      if (!options.pool) await pool?.destroy();
     }
   }
 
@@ -192,8 +204,14 @@ function assemble(
   schema: number,
   outDirs: string[],
 ): DigestReport {
-  const surfaces = computeSurfaces(pkg, slices, outDirs);
   const fileSet = new Set(slices.keys());
+  const modules = new ModuleExports(slices);
+  const surfaces = computeSurfaces(pkg, modules, fileSet, outDirs);
+  const identityOf = (file: string, decl: number): string => {
+    const s = slices.get(file)!;
+    const d = s.decls[decl]!;
+    return identityKey({ language: s.language, package: pkg.name, module: logicalModulePath(file), path: d.path, kind: d.kind });
+  };
   const fileRecords: FileRecord[] = [];
   const declarations: DeclarationRecord[] = [];
   for (const rel of files) {
@@ -206,11 +224,14 @@ function assemble(
       variant: slice.variant,
       content_hash: slice.contentHash,
       module: { ...slice.module, identity: `${slice.language}:${pkg.name}//${module}` },
+      external_packages: externalPackagesOf(slice),
+      asset_imports: assetImportsOf(rel, slice, fileSet),
     });
     for (const d of slice.diagnostics) {
       diagnostics.push(diagnostic(d.code, d.message, { file: rel, line: d.line, column: d.column, producer: 'extract' }));
     }
-    const bySurface = surfaces.get(rel);
+    const bySurface = surfaces.byDecl.get(rel);
+    const refsOf = (names: string[] | undefined) => (names ? resolveRefs(rel, slice, names, modules, identityOf) : undefined);
     slice.decls.forEach((d, i) => {
       const id = { language: slice.language, package: pkg.name, module, path: d.path, kind: d.kind };
       const rec: DeclarationRecord = {
@@ -227,14 +248,29 @@ function assemble(
         span: { file: rel, ...d.span },
       };
       if (d.degraded) rec.degraded = d.degraded;
+      if (d.parent === -1) rec.module_level = true;
       if (d.signature) rec.header_digest = d.signature;
       if (d.comments) rec.meaningful_comments = d.comments;
+      if (d.shape) {
+        rec.shape_digest = d.shape;
+        rec.shape_refs = refsOf(d.shapeRefs) ?? [];
+        rec.refs = refsOf(d.refs) ?? [];
+      }
       declarations.push(rec);
     });
   }
   diagnostics.sort((a, b) => (a.file ?? '').localeCompare(b.file ?? '') || (a.line ?? 0) - (b.line ?? 0) || a.code.localeCompare(b.code));
+  const entries: EntryRecord[] = [...surfaces.entries].map(([subpath, table]) => ({
+    subpath,
+    names: [...table.names.keys()].sort(),
+    external: [...new Set([...table.starExternal, ...[...table.external.values()].flatMap((s) => [...s])])].sort(),
+    unresolved: [...table.unresolved].sort(),
+  }));
+  for (const subpath of surfaces.missingEntries) entries.push({ subpath, names: [], external: [], unresolved: [], missing: true });
+  entries.sort((a, b) => (a.subpath < b.subpath ? -1 : a.subpath > b.subpath ? 1 : 0));
   return {
     kind: 'kiln-digest-report',
+    entries,
     version: DIGEST_REPORT_VERSION,
     digest_schema: schema,
     extractor: EXTRACTOR_VERSION,
@@ -261,6 +297,80 @@ function resolvedDigest(semantic: string, uses: string[], file: string, files: R
     return `mod:${target}#${imported}`;
   });
   return digestParts(`kiln-resolved/${schema}`, [semantic, ...targets.sort()]);
+}
+
+/** Relative imports that name no source file but a file with another extension (`.json`, `.css`). */
+function assetImportsOf(file: string, slice: Slice, files: ReadonlySet<string>): string[] {
+  const specs = [...slice.imports.map((i) => i.specifier), ...slice.reexports.map((r) => r.specifier), ...(slice.dynamicImports ?? [])];
+  const out = new Set<string>();
+  for (const spec of specs) {
+    if (!spec.startsWith('./') && !spec.startsWith('../')) continue;
+    if (resolveSpecifier(file, spec, files)) continue;
+    const target = posix.normalize(posix.join(posix.dirname(file), spec));
+    if (/\.[A-Za-z0-9]+$/.test(target) && !fileKind(target)) out.add(target);
+  }
+  return [...out].sort();
+}
+
+/** Packages a file reads, by name (`@scope/pkg`, `pkg`); node: builtins are not packages. */
+function externalPackagesOf(slice: Slice): string[] {
+  const specs = [
+    ...slice.imports.map((i) => i.specifier),
+    ...slice.reexports.map((r) => r.specifier),
+    ...(slice.dynamicImports ?? []),
+  ].filter((s) => !s.startsWith('.') && !s.startsWith('/') && !s.startsWith('node:') && !s.startsWith('#'));
+  const out = new Set(specs.map(packageOfSpecifier));
+  for (const p of slice.module.pragmas) {
+    const m = /types\s*=\s*"([^"]+)"/.exec(p);
+    if (m && p.startsWith('triple-slash:')) out.add(m[1]!.startsWith('@') ? packageOfSpecifier(m[1]!) : `@types/${packageOfSpecifier(m[1]!)}`);
+  }
+  return [...out].sort();
+}
+
+/**
+ * Resolve the names a module-level declaration mentions to what they mean: identities of
+ * declarations in the package (same module, or through imports and re-export chains), `ext:<pkg>`
+ * for other packages, `unresolved:<module>` for a relative import that names no file of the package.
+ * Names that are neither module-level declarations nor imports were filtered out by the extractor.
+ */
+function resolveRefs(
+  file: string,
+  slice: Slice,
+  names: string[],
+  modules: ModuleExports,
+  identityOf: (file: string, decl: number) => string,
+): string[] {
+  const out = new Set<string>();
+  for (const name of names) {
+    slice.decls.forEach((d, i) => {
+      if (d.parent === -1 && d.name === name) out.add(identityOf(file, i));
+    });
+    for (const imp of slice.imports) {
+      const b = imp.bindings.find((x) => x.local === name);
+      if (!b) continue;
+      if (!imp.specifier.startsWith('.')) {
+        out.add(`ext:${packageOfSpecifier(imp.specifier)}`);
+        continue;
+      }
+      const target = modules.resolve(file, imp.specifier);
+      if (!target) {
+        out.add(`unresolved:${logicalModulePath(posix.join(posix.dirname(file), imp.specifier))}`);
+        continue;
+      }
+      const table = modules.exportsOf(target);
+      const found = b.imported === '*' ? [...table.names.values()].flat() : table.names.get(b.imported) ?? [];
+      for (const t of found) out.add(identityOf(t.file, t.decl));
+      const ext = b.imported === '*' ? [...table.external.values()].flatMap((s) => [...s]) : [...(table.external.get(b.imported) ?? [])];
+      for (const p of ext) out.add(`ext:${p}`);
+      if (!found.length && !ext.length) {
+        // Not exported by name: it may come through `export * from 'pkg'`, or the module lies.
+        if (table.starExternal.size) for (const p of table.starExternal) out.add(`ext:${p}`);
+        else out.add(`unresolved:${logicalModulePath(target)}#${b.imported}`);
+      }
+      for (const u of table.unresolved) out.add(`unresolved:${u}`);
+    }
+  }
+  return [...out].sort();
 }
 
 async function forEachLimit<T>(items: T[], limit: number, f: (item: T) => Promise<void>): Promise<void> {

@@ -17,10 +17,20 @@ export interface DeclarationRecord {
   doc_digest: string | null;
   digest_schema: number;
   degraded?: string;
+  /** Declared at module level (not nested in another declaration). */
+  module_level?: boolean;
   /** Explanatory: digest of the header (signature/heritage) alone, to tell signature from body changes. */
   header_digest?: string;
   /** Explanatory: meaningful comments inside the declaration (`pure`, `ts-directive:@ts-ignore`, …). */
   meaningful_comments?: string[];
+  /**
+   * Module-level declarations: digest of what a consumer observes (signature if written down,
+   * everything if inferred), and what that shape and the whole declaration mention — identities in
+   * this package, `ext:<package>`, or `unresolved:<module>`.
+   */
+  shape_digest?: string;
+  shape_refs?: string[];
+  refs?: string[];
   /** Surface identities (package + export subpath + exported name) that reach this declaration. */
   surface: string[];
   /** Provenance only: where it is now. Never part of identity or digest. */
@@ -33,6 +43,23 @@ export interface FileRecord {
   variant: Variant;
   content_hash: string;
   module: ModuleFact & { identity: string };
+  /** Packages this file reads (static, dynamic and type imports, re-exports, `/// <reference types>`). */
+  external_packages: string[];
+  /** Non-source files it imports by relative path (`./data.json`), package-relative. */
+  asset_imports: string[];
+}
+
+/** One public entry point of the package (`exports` subpath, or `.` from main/types). */
+export interface EntryRecord {
+  subpath: string;
+  /** Names importable from it. */
+  names: string[];
+  /** Packages it re-exports from (wholly or by name). */
+  external: string[];
+  /** Relative re-exports that name no file of the package. */
+  unresolved: string[];
+  /** The manifest names it, but its target is not a source of the tree. */
+  missing?: boolean;
 }
 
 export interface DigestStats {
@@ -52,6 +79,7 @@ export interface DigestReport {
   digest_schema: number;
   extractor: number;
   package: string;
+  entries: EntryRecord[];
   files: FileRecord[];
   declarations: DeclarationRecord[];
   diagnostics: Diagnostic[];

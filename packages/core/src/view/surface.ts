@@ -1,8 +1,9 @@
 /**
- * Surface identities: follow each manifest entry point through local exports, import bindings and
- * re-export chains (`export *`, `export { a as b } from`) to the declaring declaration. Aliases and
- * facades resolve to the declaring identity; what cannot be followed inside the package stays
- * unresolved.
+ * Module exports and surface identities. `ModuleExports` follows local exports, import bindings and
+ * re-export chains (`export *`, `export { a as b } from`) to the declaring declaration, inside one
+ * package; what leaves the package (a bare specifier) is recorded as `ext:<package>`, and what cannot
+ * be followed stays unresolved — never guessed. Surfaces are the exports reachable from the manifest's
+ * entry points.
  */
 import type { Slice } from '../facts/slice.js';
 import { resolveManifestTarget, resolveSpecifier } from './resolve.js';
@@ -12,25 +13,56 @@ import { surfaceKey } from '../identity/identity.js';
 /** file → declaration index → surface keys */
 export type SurfaceMap = Map<string, Map<number, string[]>>;
 
-type Target = { file: string; decl: number };
+export type Target = { file: string; decl: number };
 
-export function computeSurfaces(pkg: PackageInfo, slices: Map<string, Slice>, outDirs: string[]): SurfaceMap {
-  const files = new Set(slices.keys());
-  const memo = new Map<string, Map<string, Target[]>>();
-  const result: SurfaceMap = new Map();
+export interface ExportTable {
+  /** Exported name → declaring declarations. */
+  names: Map<string, Target[]>;
+  /** Exported name → packages it is re-exported from (`export { x } from 'pkg'`). */
+  external: Map<string, Set<string>>;
+  /** Packages re-exported wholesale (`export * from 'pkg'`): any name may come from them. */
+  starExternal: Set<string>;
+  /** Relative re-exports that resolve to no file of the package. */
+  unresolved: Set<string>;
+}
 
-  function exportsOf(file: string, visiting: Set<string>): Map<string, Target[]> {
-    const cached = memo.get(file);
+/** The package a bare specifier names: `@scope/name/sub` → `@scope/name`, `name/sub` → `name`. */
+export function packageOfSpecifier(spec: string): string {
+  const parts = spec.split('/');
+  return spec.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]!;
+}
+
+const isRelative = (spec: string) => spec.startsWith('./') || spec.startsWith('../') || spec === '.' || spec === '..';
+
+export class ModuleExports {
+  private readonly files: Set<string>;
+  private readonly memo = new Map<string, ExportTable>();
+
+  constructor(private readonly slices: Map<string, Slice>) {
+    this.files = new Set(slices.keys());
+  }
+
+  resolve(fromFile: string, specifier: string): string | undefined {
+    return resolveSpecifier(fromFile, specifier, this.files);
+  }
+
+  exportsOf(file: string, visiting = new Set<string>()): ExportTable {
+    const cached = this.memo.get(file);
     if (cached) return cached;
-    const out = new Map<string, Target[]>();
-    const slice = slices.get(file);
+    const out: ExportTable = { names: new Map(), external: new Map(), starExternal: new Set(), unresolved: new Set() };
+    const slice = this.slices.get(file);
     if (!slice || visiting.has(file)) return out;
     visiting.add(file);
     const add = (name: string, targets: Target[]) => {
       if (!targets.length) return;
-      const list = out.get(name) ?? [];
+      const list = out.names.get(name) ?? [];
       for (const t of targets) if (!list.some((x) => x.file === t.file && x.decl === t.decl)) list.push(t);
-      out.set(name, list);
+      out.names.set(name, list);
+    };
+    const addExternal = (name: string, pkg: string) => {
+      const set = out.external.get(name) ?? new Set<string>();
+      set.add(pkg);
+      out.external.set(name, set);
     };
     const topLevelByName = (name: string): Target[] =>
       slice.decls.flatMap((d, i) => (d.parent === -1 && d.name === name ? [{ file, decl: i }] : []));
@@ -39,45 +71,98 @@ export function computeSurfaces(pkg: PackageInfo, slices: Map<string, Slice>, ou
     });
     for (const ex of slice.exports) {
       const local = topLevelByName(ex.local);
-      if (local.length) add(ex.exported, local);
-      else {
-        for (const imp of slice.imports) {
-          const b = imp.bindings.find((x) => x.local === ex.local);
-          if (!b || b.imported === '*') continue;
-          const target = resolveSpecifier(file, imp.specifier, files);
-          if (target) add(ex.exported, exportsOf(target, visiting).get(b.imported) ?? []);
+      if (local.length) {
+        add(ex.exported, local);
+        continue;
+      }
+      for (const imp of slice.imports) {
+        const b = imp.bindings.find((x) => x.local === ex.local);
+        if (!b) continue;
+        if (!isRelative(imp.specifier)) {
+          addExternal(ex.exported, packageOfSpecifier(imp.specifier));
+          continue;
+        }
+        const target = this.resolve(file, imp.specifier);
+        if (!target) {
+          out.unresolved.add(imp.specifier);
+          continue;
+        }
+        const theirs = this.exportsOf(target, visiting);
+        if (b.imported === '*') {
+          // `import * as ns; export { ns }`: the namespace exposes everything the target exports.
+          for (const ts of theirs.names.values()) add(ex.exported, ts);
+        } else {
+          add(ex.exported, theirs.names.get(b.imported) ?? []);
+          for (const p of theirs.external.get(b.imported) ?? []) addExternal(ex.exported, p);
         }
       }
     }
     for (const re of slice.reexports) {
-      const target = resolveSpecifier(file, re.specifier, files);
-      if (!target) continue;
-      const theirs = exportsOf(target, visiting);
+      if (!isRelative(re.specifier)) {
+        const pkg = packageOfSpecifier(re.specifier);
+        if (re.names === '*') out.starExternal.add(pkg);
+        else for (const n of re.names) addExternal(n.exported, pkg);
+        continue;
+      }
+      const target = this.resolve(file, re.specifier);
+      if (!target) {
+        out.unresolved.add(re.specifier);
+        continue;
+      }
+      const theirs = this.exportsOf(target, visiting);
+      for (const u of theirs.unresolved) out.unresolved.add(u);
       if (re.names === '*') {
-        for (const [name, ts] of theirs) if (name !== 'default' && !out.has(name)) add(name, ts);
+        for (const [name, ts] of theirs.names) if (name !== 'default' && !out.names.has(name)) add(name, ts);
+        for (const [name, ps] of theirs.external) if (name !== 'default') for (const p of ps) addExternal(name, p);
+        for (const p of theirs.starExternal) out.starExternal.add(p);
       } else {
-        for (const n of re.names) if (n.imported !== '*') add(n.exported, theirs.get(n.imported) ?? []);
+        for (const n of re.names) {
+          if (n.imported === '*') {
+            for (const ts of theirs.names.values()) add(n.exported, ts);
+            continue;
+          }
+          add(n.exported, theirs.names.get(n.imported) ?? []);
+          for (const p of theirs.external.get(n.imported) ?? []) addExternal(n.exported, p);
+        }
       }
     }
     visiting.delete(file);
-    memo.set(file, out);
+    this.memo.set(file, out);
     return out;
   }
+}
 
+export interface Surfaces {
+  byDecl: SurfaceMap;
+  /** Entry subpath → its export table (what consumers of that entry can import). */
+  entries: Map<string, ExportTable>;
+  /** Manifest entries whose target file is not in the tree. */
+  missingEntries: string[];
+}
+
+export function computeSurfaces(pkg: PackageInfo, modules: ModuleExports, files: ReadonlySet<string>, outDirs: string[]): Surfaces {
+  const byDecl: SurfaceMap = new Map();
+  const entries = new Map<string, ExportTable>();
+  const missingEntries: string[] = [];
   for (const entry of pkg.entries) {
     const file = entry.targets.map((t) => resolveManifestTarget(t, files, outDirs)).find((f) => f !== undefined);
-    if (!file) continue;
-    for (const [name, targets] of exportsOf(file, new Set())) {
+    if (!file) {
+      missingEntries.push(entry.subpath);
+      continue;
+    }
+    const table = modules.exportsOf(file);
+    entries.set(entry.subpath, table);
+    for (const [name, targets] of table.names) {
       const key = surfaceKey({ package: pkg.name, entry: entry.subpath, name });
       for (const t of targets) {
-        const byDecl = result.get(t.file) ?? new Map<number, string[]>();
-        const list = byDecl.get(t.decl) ?? [];
+        const perFile = byDecl.get(t.file) ?? new Map<number, string[]>();
+        const list = perFile.get(t.decl) ?? [];
         if (!list.includes(key)) list.push(key);
-        byDecl.set(t.decl, list);
-        result.set(t.file, byDecl);
+        perFile.set(t.decl, list);
+        byDecl.set(t.file, perFile);
       }
     }
   }
-  for (const byDecl of result.values()) for (const list of byDecl.values()) list.sort();
-  return result;
+  for (const perFile of byDecl.values()) for (const list of perFile.values()) list.sort();
+  return { byDecl, entries, missingEntries };
 }

@@ -1,0 +1,89 @@
+/**
+ * What a project's tsconfig contributes to a build key: the compiler options that can change the
+ * output or the diagnostics (paths relativised to the project, so two clones agree), and the list of
+ * files the build compiles. Options that only change how the compiler reports or caches (`pretty`,
+ * `incremental`, `tsBuildInfoFile`, tracing) are left out.
+ */
+import { existsSync } from 'node:fs';
+import { isAbsolute, join, relative, sep } from 'node:path';
+import { typescript } from '../parse/typescript.js';
+import { digestParts } from '../digest/hash.js';
+
+/** Candidate config names, in the order the build executor looks for them. */
+export const TSCONFIG_CANDIDATES = ['tsconfig.lib.json', 'tsconfig.build.json', 'tsconfig.json'];
+
+const IGNORED_OPTIONS = new Set([
+  'incremental', 'tsBuildInfoFile', 'diagnostics', 'extendedDiagnostics', 'listFiles', 'listEmittedFiles',
+  'traceResolution', 'pretty', 'watch', 'preserveWatchOutput', 'generateCpuProfile', 'generateTrace',
+  'explainFiles', 'configFilePath', 'pathsBasePath', 'build', 'project', 'showConfig', 'locale',
+]);
+const PATH_OPTIONS = new Set(['outDir', 'rootDir', 'baseUrl', 'declarationDir', 'outFile', 'mapRoot', 'sourceRoot']);
+const PATH_LIST_OPTIONS = new Set(['typeRoots', 'rootDirs']);
+
+export interface TsconfigView {
+  /** The config file used, relative to the project root. */
+  configFile: string;
+  /** Emit- and diagnostics-relevant options, paths relative to the project root (POSIX). */
+  options: Record<string, unknown>;
+  optionsDigest: string;
+  /** Files the build compiles, relative to the project root (only those inside it). */
+  fileNames: string[];
+  /** Files the config includes from outside the project, relative to the workspace root. */
+  outsideFiles: string[];
+  /** outDir relative to the project root, if set. */
+  outDir?: string;
+  /** Config errors (TS diagnostics as text). */
+  errors: string[];
+}
+
+export function findTsconfig(projectDir: string, preferred?: string): string | undefined {
+  if (preferred) return existsSync(join(projectDir, preferred)) ? preferred : undefined;
+  return TSCONFIG_CANDIDATES.find((c) => existsSync(join(projectDir, c)));
+}
+
+export function readTsconfig(workspaceRoot: string, projectRoot: string, configFile: string): TsconfigView {
+  const ts = typescript();
+  const projectDir = join(workspaceRoot, projectRoot);
+  const configPath = join(projectDir, configFile);
+  const errors: string[] = [];
+  const host: TS_ParseHost = {
+    ...ts.sys,
+    onUnRecoverableConfigFileDiagnostic: (d) => errors.push(ts.flattenDiagnosticMessageText(d.messageText, ' ')),
+  };
+  const parsed = ts.getParsedCommandLineOfConfigFile(configPath, {}, host);
+  const rel = (p: string) => toPosix(relative(projectDir, p));
+  const options: Record<string, unknown> = {};
+  if (parsed) {
+    for (const e of parsed.errors) errors.push(ts.flattenDiagnosticMessageText(e.messageText, ' '));
+    for (const key of Object.keys(parsed.options).sort()) {
+      if (IGNORED_OPTIONS.has(key)) continue;
+      const v = parsed.options[key];
+      if (PATH_OPTIONS.has(key) && typeof v === 'string') options[key] = isAbsolute(v) ? rel(v) : v;
+      else if (PATH_LIST_OPTIONS.has(key) && Array.isArray(v)) options[key] = v.map((x) => (typeof x === 'string' && isAbsolute(x) ? rel(x) : x));
+      else options[key] = v;
+    }
+  }
+  const fileNames: string[] = [];
+  const outsideFiles: string[] = [];
+  for (const f of parsed?.fileNames ?? []) {
+    const r = rel(f);
+    if (r.startsWith('../')) outsideFiles.push(toPosix(relative(workspaceRoot, f)));
+    else fileNames.push(r);
+  }
+  const outDir = typeof options.outDir === 'string' ? (options.outDir as string) : undefined;
+  return {
+    configFile: toPosix(configFile),
+    options,
+    optionsDigest: digestParts('kiln-tsconfig/1', [JSON.stringify(options)]),
+    fileNames: fileNames.sort(),
+    outsideFiles: outsideFiles.sort(),
+    ...(outDir ? { outDir } : {}),
+    errors,
+  };
+}
+
+type TS_ParseHost = import('typescript').ParseConfigFileHost;
+
+function toPosix(p: string): string {
+  return p.split(sep).join('/');
+}

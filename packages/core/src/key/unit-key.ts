@@ -1,0 +1,394 @@
+/**
+ * Unit keys (SPEC §4): the key of a project's `build` is a digest of what can reach its output —
+ *   - its own declarations' semantic digests, doc digests (the `.d.ts` carries JSDoc), module layout
+ *     and evaluation order, and the non-source files its sources import;
+ *   - the external closure (surface) of each workspace dependency: what a consumer can observe, so a
+ *     private body edit in a dependency does not move its dependents' keys;
+ *   - the relevant manifest fields, the lockfile-resolved versions of the external packages its
+ *     sources read and of the toolchain, and the emit-relevant tsconfig options.
+ * Computable before any task runs, from sources alone; free of absolute paths (two clones agree).
+ * A key is never computed from a guess: what cannot be resolved widens the key (a dependency whose
+ * surface cannot be followed contributes all of itself).
+ */
+import { readFile } from 'node:fs/promises';
+import { isBuiltin } from 'node:module';
+import { join, posix } from 'node:path';
+import { diagnostic, type Diagnostic } from '../diagnostics/diagnostic.js';
+import { digestParts, sha256Hex } from '../digest/hash.js';
+import { digestTree } from '../view/digest-tree.js';
+import type { DigestReport } from '../view/report.js';
+import { computeClosures } from '../closure/closure.js';
+import { createDigestPool, defaultWorkerCount, type DigestPool } from '../pool/pool.js';
+import { discoverWorkspace, type WorkspaceProject } from '../workspace/discover.js';
+import { readLockfile, type Lockfile } from '../workspace/lockfile.js';
+import { findTsconfig, readTsconfig, type TsconfigView } from './tsconfig.js';
+import { manifestView, type ManifestView } from './manifest.js';
+import { DIGEST_SCHEMA, EXTRACTOR_VERSION } from '../version.js';
+
+/** Version of the key composition itself: bump when what a key covers changes. */
+export const KEY_SCHEMA = 1;
+
+export interface DependencySurface {
+  /** Digest of what a consumer of the package can observe. */
+  digest: string;
+  /** `surface`: exports and their shape closures; `full`: everything (the surface could not be followed). */
+  mode: 'surface' | 'full';
+  reason?: string;
+  /** Exported name (`entry#name`) → closure digest, for explaining what moved. */
+  exports: Record<string, string>;
+}
+
+export interface KeyComponents {
+  schema: number;
+  project: string;
+  root: string;
+  target: 'build';
+  toolchain: Record<string, string>;
+  /** identity → `semantic|doc` (or `degraded:<content hash>`). */
+  declarations: Record<string, string>;
+  /** module identity → module digest (evaluation order, pragmas, top-level statements). */
+  modules: Record<string, string>;
+  /** Non-source inputs (imported assets, files included from outside the project) → content hash. */
+  files: Record<string, string>;
+  tsconfig: { file: string; digest: string; options: Record<string, unknown> } | null;
+  manifest: { digest: string; fields: Record<string, unknown>; dependencies: string[]; devDependencies: string[] } | null;
+  /** External package → lockfile-resolved version. */
+  externals: Record<string, string>;
+  /** Workspace dependency → its surface. */
+  dependencies: Record<string, DependencySurface>;
+}
+
+export interface ProjectKey {
+  project: string;
+  root: string;
+  /** The build key, or null when the project cannot be built (no tsconfig, unreadable manifest). */
+  key: string | null;
+  components: KeyComponents | null;
+  /** What this project offers its dependents. */
+  surface: DependencySurface | null;
+  diagnostics: Diagnostic[];
+  stats: { files: number; parsed: number };
+}
+
+export interface WorkspaceKeys {
+  kind: string;
+  projects: ProjectKey[];
+  diagnostics: Diagnostic[];
+  stats: { projects: number; files: number; parsed: number; ms: number };
+}
+
+export interface WorkspaceKeyOptions {
+  store?: string | false;
+  workers?: number;
+  /** Only these project roots (relative); default: every project of the workspace. */
+  roots?: string[];
+  /** Preferred tsconfig per project root (relative to it); default: tsconfig.lib.json, .build, tsconfig.json. */
+  tsconfigs?: Record<string, string>;
+  onProgress?: (done: number, total: number) => void;
+}
+
+interface Prepared {
+  project: WorkspaceProject;
+  tsconfig?: TsconfigView;
+  report?: DigestReport;
+  diagnostics: Diagnostic[];
+}
+
+export async function computeWorkspaceKeys(workspaceRoot: string, options: WorkspaceKeyOptions = {}): Promise<WorkspaceKeys> {
+  const t0 = performance.now();
+  const ws = await discoverWorkspace(workspaceRoot);
+  const lockfile = await readLockfile(workspaceRoot);
+  const wanted = options.roots ? new Set(options.roots.map((r) => r || '.')) : undefined;
+  const byName = new Map(ws.projects.map((p) => [p.name, p]));
+
+  // One pool for the whole workspace, started only if some file misses the store.
+  let pool: DigestPool | undefined;
+  const threads = Math.max(1, options.workers ?? defaultWorkerCount());
+  const lazyPool: DigestPool = {
+    threads,
+    run: (task) => (pool ??= createDigestPool(threads)).run(task),
+    destroy: async () => undefined,
+  };
+
+  const prepared = new Map<string, Prepared>();
+  const prepare = (p: WorkspaceProject): Promise<Prepared> => {
+    const existing = preparing.get(p.root);
+    if (existing) return existing;
+    const job = (async (): Promise<Prepared> => {
+      const out: Prepared = { project: p, diagnostics: [] };
+      if (!p.manifest) return out;
+      const dir = join(workspaceRoot, p.root);
+      const configFile = findTsconfig(dir, options.tsconfigs?.[p.root]);
+      if (!configFile) return out;
+      out.tsconfig = readTsconfig(workspaceRoot, p.root, configFile);
+      for (const e of out.tsconfig.errors) {
+        out.diagnostics.push(diagnostic('KILN_TSCONFIG_INVALID', e, { file: posix.join(p.root, configFile), producer: 'key' }));
+      }
+      out.report = await digestTree(dir, {
+        files: out.tsconfig.fileNames,
+        ...(options.store !== undefined ? { store: options.store } : {}),
+        ...(options.workers === 0 ? { workers: 0 } : { pool: lazyPool }),
+      });
+      prepared.set(p.root, out);
+      return out;
+    })();
+    preparing.set(p.root, job);
+    return job;
+  };
+  const preparing = new Map<string, Promise<Prepared>>();
+
+  try {
+    // Every project a wanted project depends on (transitively) must be digested for its surface.
+    const selected = ws.projects.filter((p) => !wanted || wanted.has(p.root));
+    const closure = new Map<string, WorkspaceProject>();
+    const visit = (p: WorkspaceProject) => {
+      if (closure.has(p.root)) return;
+      closure.set(p.root, p);
+      for (const dep of workspaceDependencyNames(p, byName)) visit(byName.get(dep)!);
+    };
+    selected.forEach(visit);
+    let done = 0;
+    await Promise.all(
+      [...closure.values()].map(async (p) => {
+        await prepare(p);
+        options.onProgress?.(++done, closure.size);
+      }),
+    );
+  } finally {
+    await pool?.destroy();
+  }
+
+  const surfaces = new SurfaceCalculator(workspaceRoot, prepared, byName, lockfile);
+  const projects: ProjectKey[] = [];
+  let files = 0;
+  let parsed = 0;
+  for (const p of ws.projects) {
+    if (wanted && !wanted.has(p.root)) continue;
+    const prep = prepared.get(p.root) ?? { project: p, diagnostics: [] };
+    const result = await projectKey(workspaceRoot, prep, byName, lockfile, surfaces);
+    files += result.stats.files;
+    parsed += result.stats.parsed;
+    projects.push(result);
+  }
+  return {
+    kind: ws.kind,
+    projects,
+    diagnostics: ws.diagnostics,
+    stats: { projects: projects.length, files, parsed, ms: Math.round(performance.now() - t0) },
+  };
+}
+
+/** Names of workspace packages a project depends on: manifest dependencies of any kind. */
+function workspaceDependencyNames(p: WorkspaceProject, byName: Map<string, WorkspaceProject>): string[] {
+  const m = p.manifest ?? {};
+  const names = new Set<string>();
+  for (const field of ['dependencies', 'devDependencies', 'peerDependencies', 'optionalDependencies']) {
+    for (const n of Object.keys((m[field] as Record<string, unknown> | undefined) ?? {})) if (byName.has(n) && n !== p.name) names.add(n);
+  }
+  return [...names].sort();
+}
+
+async function projectKey(
+  workspaceRoot: string,
+  prep: Prepared,
+  byName: Map<string, WorkspaceProject>,
+  lockfile: Lockfile,
+  surfaces: SurfaceCalculator,
+): Promise<ProjectKey> {
+  const p = prep.project;
+  const diagnostics = [...prep.diagnostics];
+  const base = { project: p.name, root: p.root, diagnostics, stats: { files: 0, parsed: 0 } };
+  if (!p.manifest) {
+    diagnostics.push(diagnostic('KILN_MANIFEST_INVALID', `${posix.join(p.root, 'package.json')}: ${p.manifestError}; no build key`, { file: posix.join(p.root, 'package.json'), producer: 'key' }));
+    return { ...base, key: null, components: null, surface: null };
+  }
+  if (!prep.tsconfig || !prep.report) {
+    diagnostics.push(diagnostic('KILN_TSCONFIG_NOT_FOUND', `${p.root}: no tsconfig.lib.json, tsconfig.build.json or tsconfig.json; no build key`, { file: p.root, producer: 'key' }));
+    return { ...base, key: null, components: null, surface: null };
+  }
+  const report = prep.report;
+  base.stats = { files: report.stats.files, parsed: report.stats.parsed };
+  for (const d of report.diagnostics) diagnostics.push({ ...d, ...(d.file ? { file: posix.join(p.root, d.file) } : {}) });
+
+  const declarations: Record<string, string> = {};
+  const contentHash = new Map(report.files.map((f) => [f.path, f.content_hash]));
+  for (const d of report.declarations) {
+    declarations[d.identity] = d.semantic_digest === null ? `degraded:${contentHash.get(d.span.file)}` : `${d.semantic_digest}|${d.doc_digest ?? ''}`;
+  }
+  const modules: Record<string, string> = {};
+  for (const f of report.files) modules[f.module.identity] = f.module.degraded ? `degraded:${f.content_hash}` : f.module.digest;
+
+  const files: Record<string, string> = {};
+  for (const f of report.files) {
+    for (const asset of f.asset_imports) files[asset] = await contentHashOf(join(workspaceRoot, p.root, asset));
+  }
+  for (const outside of prep.tsconfig.outsideFiles) files[`/${outside}`] = await contentHashOf(join(workspaceRoot, outside));
+
+  const imported = new Set(report.files.flatMap((f) => f.external_packages));
+  const manifest = manifestView(p.manifest, imported);
+  const externals: Record<string, string> = {};
+  const dependencies: Record<string, DependencySurface> = {};
+  const wsDeps = new Set(workspaceDependencyNames(p, byName));
+  for (const name of imported) if (byName.has(name) && name !== p.name) wsDeps.add(name);
+  const externalNames = new Set<string>();
+  for (const name of imported) if (!byName.has(name) && !isBuiltin(name)) externalNames.add(name);
+  for (const name of manifest.devDependencies) if (!byName.has(name)) externalNames.add(name);
+  const typesOption = prep.tsconfig.options.types;
+  if (Array.isArray(typesOption)) for (const t of typesOption) externalNames.add(String(t).startsWith('@') ? String(t) : `@types/${t}`);
+  else for (const t of lockfile.ambientTypes()) externalNames.add(t);
+  for (const name of [...externalNames].sort()) externals[name] = (await lockfile.versionOf(name, p.root)) ?? 'unknown';
+  for (const name of [...wsDeps].sort()) dependencies[name] = await surfaces.surfaceOf(name);
+
+  const toolchain: Record<string, string> = {
+    kiln: `key${KEY_SCHEMA}/extractor${EXTRACTOR_VERSION}/digest${DIGEST_SCHEMA}`,
+    typescript: (await lockfile.versionOf('typescript', p.root)) ?? 'unknown',
+  };
+  const components: KeyComponents = {
+    schema: KEY_SCHEMA,
+    project: p.name,
+    root: p.root,
+    target: 'build',
+    toolchain,
+    declarations: sortRecord(declarations),
+    modules: sortRecord(modules),
+    files: sortRecord(files),
+    tsconfig: { file: prep.tsconfig.configFile, digest: prep.tsconfig.optionsDigest, options: prep.tsconfig.options },
+    manifest: { digest: manifest.digest, fields: manifest.fields, dependencies: manifest.dependencies, devDependencies: manifest.devDependencies },
+    externals,
+    dependencies,
+  };
+  return { ...base, key: keyOf(components), components, surface: await surfaces.surfaceOf(p.name) };
+}
+
+/** The key: a digest of the components, with dependency surfaces by digest only. */
+export function keyOf(c: KeyComponents): string {
+  const material = {
+    schema: c.schema,
+    target: c.target,
+    toolchain: c.toolchain,
+    declarations: c.declarations,
+    modules: c.modules,
+    files: c.files,
+    tsconfig: c.tsconfig?.digest ?? null,
+    manifest: c.manifest?.digest ?? null,
+    externals: c.externals,
+    dependencies: Object.fromEntries(Object.entries(c.dependencies).map(([k, v]) => [k, v.digest])),
+  };
+  return digestParts(`kiln-key/${KEY_SCHEMA}`, [JSON.stringify(material)]);
+}
+
+/**
+ * The external closure of each workspace package, memoised: exported names → shape closures, the
+ * manifest fields consumers resolve through, its emit options (`stripInternal`, declaration flags),
+ * and the surfaces/versions of the packages that closure reaches. Falls back to the whole package
+ * when its surface cannot be followed (unresolved re-exports, missing entry targets, cycles).
+ */
+class SurfaceCalculator {
+  private readonly memo = new Map<string, Promise<DependencySurface>>();
+  private readonly inProgress = new Set<string>();
+
+  constructor(
+    private readonly workspaceRoot: string,
+    private readonly prepared: Map<string, Prepared>,
+    private readonly byName: Map<string, WorkspaceProject>,
+    private readonly lockfile: Lockfile,
+  ) {}
+
+  surfaceOf(name: string): Promise<DependencySurface> {
+    let m = this.memo.get(name);
+    if (!m) {
+      m = this.compute(name);
+      this.memo.set(name, m);
+    }
+    return m;
+  }
+
+  private async compute(name: string): Promise<DependencySurface> {
+    const project = this.byName.get(name)!;
+    const prep = this.prepared.get(project.root);
+    const manifest = project.manifest ?? {};
+    const manifestSurface = JSON.stringify(['name', 'type', 'exports', 'main', 'module', 'types', 'typings'].map((f) => [f, manifest[f] ?? null]));
+    if (!prep?.report || !prep.tsconfig) {
+      // Not a TypeScript library kiln can read: its whole manifest and every file it ships.
+      return { digest: digestParts('kiln-surface-opaque/1', [manifestSurface, project.manifestError ?? '']), mode: 'full', reason: 'no tsconfig or sources kiln can read', exports: {} };
+    }
+    const report = prep.report;
+    this.inProgress.add(name);
+    try {
+      const closures = computeClosures(report, 'shape');
+      const exports: Record<string, string> = {};
+      const reached = new Set<string>();
+      const unresolved = new Set<string>();
+      for (const entry of report.entries) {
+        if (entry.missing) unresolved.add(`entry ${entry.subpath} names no source file`);
+        for (const u of entry.unresolved) unresolved.add(`re-export ${u}`);
+        for (const e of entry.external) reached.add(e);
+      }
+      const byIdentity = new Map(report.declarations.map((d) => [d.identity, d]));
+      const surfaceTargets = new Map<string, string[]>();
+      for (const d of report.declarations) {
+        for (const s of d.surface) (surfaceTargets.get(s) ?? surfaceTargets.set(s, []).get(s)!).push(d.identity);
+      }
+      for (const [surfaceName, ids] of [...surfaceTargets].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+        const parts: string[] = [];
+        for (const id of ids.sort()) {
+          const d = byIdentity.get(id)!;
+          parts.push(`${id}:${closures.digests.get(id) ?? `degraded:${d.semantic_digest}`}`);
+          for (const e of closures.external.get(id) ?? []) reached.add(e);
+          for (const u of closures.unresolved.get(id) ?? []) unresolved.add(u);
+        }
+        exports[surfaceName] = digestParts('kiln-export/1', parts);
+      }
+      for (const entry of report.entries) for (const n of entry.names) if (!exports[`${name}${entry.subpath === '.' ? '' : entry.subpath.slice(1)}#${n}`]) {
+        // Re-exported from another package only: its version or surface is in `reached`.
+        exports[`${name}${entry.subpath === '.' ? '' : entry.subpath.slice(1)}#${n}`] = 'external';
+      }
+      const reachedParts: string[] = [];
+      for (const pkg of [...reached].sort()) {
+        if (pkg === name) continue;
+        if (this.byName.has(pkg)) {
+          if (this.inProgress.has(pkg)) unresolved.add(`cycle through ${pkg}`);
+          else reachedParts.push(`ws:${pkg}:${(await this.surfaceOf(pkg)).digest}`);
+        } else if (!isBuiltin(pkg)) {
+          reachedParts.push(`ext:${pkg}@${(await this.lockfile.versionOf(pkg, project.root)) ?? 'unknown'}`);
+        }
+      }
+      if (unresolved.size) return this.full(name, report, prep.tsconfig, manifestSurface, [...unresolved].sort().join('; '));
+      return {
+        digest: digestParts('kiln-surface/1', [manifestSurface, prep.tsconfig.optionsDigest, ...Object.entries(exports).map(([k, v]) => `${k}=${v}`), ...reachedParts]),
+        mode: 'surface',
+        exports,
+      };
+    } finally {
+      this.inProgress.delete(name);
+    }
+  }
+
+  private async full(name: string, report: DigestReport, tsconfig: TsconfigView, manifestSurface: string, reason: string): Promise<DependencySurface> {
+    const project = this.byName.get(name)!;
+    const parts = [manifestSurface, tsconfig.optionsDigest];
+    for (const d of report.declarations) parts.push(`${d.identity}:${d.semantic_digest ?? `degraded:${d.span.file}`}:${d.doc_digest ?? ''}`);
+    for (const f of report.files) parts.push(`${f.module.identity}:${f.module.degraded ? f.content_hash : f.module.digest}`);
+    for (const pkg of [...new Set(report.files.flatMap((f) => f.external_packages))].sort()) {
+      if (pkg === name || isBuiltin(pkg)) continue;
+      if (!this.byName.has(pkg)) parts.push(`ext:${pkg}@${(await this.lockfile.versionOf(pkg, project.root)) ?? 'unknown'}`);
+      else if (this.inProgress.has(pkg)) parts.push(`ws:${pkg}:cycle`); // its own key covers it
+      else parts.push(`ws:${pkg}:${(await this.surfaceOf(pkg)).digest}`);
+    }
+    return { digest: digestParts('kiln-surface-full/1', parts), mode: 'full', reason, exports: {} };
+  }
+}
+
+async function contentHashOf(path: string): Promise<string> {
+  try {
+    return sha256Hex(await readFile(path));
+  } catch {
+    return 'missing';
+  }
+}
+
+function sortRecord<T>(r: Record<string, T>): Record<string, T> {
+  return Object.fromEntries(Object.keys(r).sort().map((k) => [k, r[k]!]));
+}
+
+export type { ManifestView };
