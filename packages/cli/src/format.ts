@@ -2,7 +2,7 @@
  * Text projections of reports. JSON output is the report itself; these are for people. Digests are
  * shortened to 12 hex digits in text (the JSON keeps them whole).
  */
-import { formatDiagnostic, type DiffResult, type DigestReport, type Diagnostic } from '@kiln/core';
+import { formatDiagnostic, type DiffResult, type DigestReport, type Diagnostic, type WorkspaceKeys } from '@kiln/core';
 
 const short = (d: string | null | undefined) => (d ? d.slice(0, 12) : d === null ? 'null' : '-');
 
@@ -66,4 +66,28 @@ export function formatDiffText(d: DiffResult, showUnchanged: boolean): string {
 
 export function formatDiagnostics(ds: Diagnostic[]): string {
   return ds.map(formatDiagnostic).join('\n');
+}
+
+export function formatKeysText(k: WorkspaceKeys): string {
+  const lines: string[] = [`${k.kind} workspace: ${k.projects.length} projects, ${k.stats.files} files (parsed ${k.stats.parsed}), ${k.stats.ms} ms`];
+  for (const p of k.projects) {
+    lines.push('');
+    if (!p.key || !p.components) {
+      lines.push(`${p.project}  (${p.root})  no build key: ${p.diagnostics.map((d) => d.code).join(', ') || 'not a TypeScript library'}`);
+      continue;
+    }
+    const c = p.components;
+    lines.push(`${p.project}  (${p.root})  build key ${short(p.key)}`);
+    lines.push(`  own          ${Object.keys(c.declarations).length} declarations, ${Object.keys(c.modules).length} modules${Object.keys(c.files).length ? `, ${Object.keys(c.files).length} other files` : ''}`);
+    for (const [name, s] of Object.entries(c.dependencies)) {
+      lines.push(`  dependency   ${name}  surface ${short(s.digest)} (${s.mode}${s.mode === 'surface' ? `, ${Object.keys(s.exports).length} exports` : `: ${s.reason}`})`);
+    }
+    lines.push(`  manifest     ${short(c.manifest?.digest)}  fields ${Object.keys(c.manifest?.fields ?? {}).join(', ') || '-'}; dependencies ${c.manifest?.dependencies.join(', ') || '-'}`);
+    lines.push(`  tsconfig     ${c.tsconfig?.file ?? '-'} ${short(c.tsconfig?.digest)}`);
+    const ext = Object.entries(c.externals);
+    lines.push(`  externals    ${ext.length ? ext.map(([n, v]) => `${n}@${v}`).join(', ') : '-'}`);
+    lines.push(`  toolchain    ${Object.entries(c.toolchain).map(([n, v]) => `${n} ${v}`).join(', ')}`);
+    if (p.surface) lines.push(`  offers       surface ${short(p.surface.digest)} (${p.surface.mode})`);
+  }
+  return lines.join('\n');
 }

@@ -15,12 +15,17 @@ import {
   digestTree,
   formatDiagnostic,
   isDiagnosticCode,
+  computeWorkspaceKeys,
+  discoverWorkspace,
+  explainKeyChange,
+  readBuilt,
+  readComponents,
   supportedDigestSchemas,
   type DigestReport,
   type DigestTreeOptions,
   type Diagnostic,
 } from '@kiln/core';
-import { formatDiagnostics, formatDiffText, formatDigestText } from './format.js';
+import { formatDiagnostics, formatDiffText, formatDigestText, formatKeysText } from './format.js';
 
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
@@ -160,6 +165,66 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
       if (diagnostics.length) io.err(formatDiagnostics(diagnostics));
     }
     if (diagnostics.some((d) => d.severity === 'error')) exitCode = EXIT_FAILURE;
+  });
+
+  withCommonOptions(
+    program
+      .command('keys')
+      .description("every package's build key and its components (own digest, dependency surfaces, manifest view, toolchain), without running Nx — in an Nx, npm, pnpm or yarn workspace")
+      .argument('[workspace]', 'workspace root', '.')
+      .option('--no-record', 'do not record key components for `kiln explain-miss`'),
+  ).action(async (root: string, o: CommonOptions & { record: boolean }) => {
+    const t = treeOptions(o, io);
+    const keys = await computeWorkspaceKeys(root, { ...t, record: o.record });
+    if (o.format === 'json') io.out(JSON.stringify(keys, null, 2));
+    else {
+      io.out(formatKeysText(keys));
+      const ds = [...keys.diagnostics, ...keys.projects.flatMap((p) => p.diagnostics)];
+      if (ds.length) io.err(formatDiagnostics(ds));
+    }
+  });
+
+  withCommonOptions(
+    program
+      .command('explain-miss')
+      .description('why a target is (or is not) a cache hit: what moved since the key it was last built with')
+      .argument('<project:target>', 'e.g. @acme/util:build')
+      .option('--workspace <dir>', 'workspace root', '.'),
+  ).action(async (spec: string, o: CommonOptions & { workspace: string }) => {
+    const i = spec.lastIndexOf(':');
+    if (i <= 0) throw new KilnError(diagnostic('KILN_USAGE', `expected <project>:<target>, got "${spec}"`, { producer: 'cli' }));
+    const projectName = spec.slice(0, i);
+    const target = spec.slice(i + 1);
+    if (target !== 'build') throw new KilnError(diagnostic('KILN_USAGE', `kiln keys the build target only; got "${target}"`, { producer: 'cli' }));
+    const ws = await discoverWorkspace(o.workspace);
+    const project = ws.projects.find((p) => p.name === projectName || p.root === projectName);
+    if (!project) throw new KilnError(diagnostic('KILN_NOT_FOUND', `no project named ${projectName} in the workspace (${ws.projects.map((p) => p.name).join(', ') || 'none found'})`, { producer: 'cli' }));
+    const keys = await computeWorkspaceKeys(o.workspace, { ...treeOptions(o, io), roots: [project.root], record: true });
+    const current = keys.projects.find((p) => p.root === project.root);
+    if (!current?.key || !current.components) {
+      throw new KilnError(diagnostic('KILN_TSCONFIG_NOT_FOUND', `${project.name} has no build key: ${current?.diagnostics.map((d) => d.message).join('; ') || 'no tsconfig'}`, { producer: 'cli' }));
+    }
+    const built = await readBuilt(o.workspace, project.name, target);
+    const previous = built ? await readComponents(o.workspace, built.key) : undefined;
+    const result = {
+      project: project.name,
+      target,
+      key: current.key,
+      lastBuiltKey: built?.key ?? null,
+      status: !built ? 'never-built' : built.key === current.key ? 'hit' : previous ? 'miss' : 'miss-unexplained',
+      changes: built && previous && built.key !== current.key ? explainKeyChange(previous, current.components) : [],
+    };
+    if (o.format === 'json') {
+      io.out(JSON.stringify(result, null, 2));
+      return;
+    }
+    if (result.status === 'never-built') io.out(`${spec}: no build recorded in this workspace yet; the next build runs (key ${current.key.slice(0, 12)}).`);
+    else if (result.status === 'hit') io.out(`${spec}: nothing moved — the key (${current.key.slice(0, 12)}) equals the one it was last built with, so the build is a cache hit.`);
+    else if (result.status === 'miss-unexplained') io.out(`${spec}: the key moved (${built!.key.slice(0, 12)} → ${current.key.slice(0, 12)}), but the components of the old key were not recorded here, so kiln cannot say what moved.`);
+    else {
+      io.out(`${spec}: the key moved (${built!.key.slice(0, 12)} → ${current.key.slice(0, 12)}) because:`);
+      for (const c of result.changes) io.out(`  ${c.category.padEnd(13)} ${c.change.padEnd(8)} ${c.subject}\n      ${c.detail}`);
+    }
   });
 
   program

@@ -58,3 +58,5 @@ export {
   type TokenAt,
 } from './build/equivalence.js';
 export { blankNonMeaningfulComments, type BlankOptions } from './build/blank-comments.js';
+export { recordComponents, readComponents, recordBuilt, readBuilt, recordsDir, type BuiltRecord } from './key/records.js';
+export { explainKeyChange, type KeyChange, type ChangeCategory } from './key/explain.js';

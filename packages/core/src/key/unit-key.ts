@@ -24,6 +24,7 @@ import { readLockfile, type Lockfile } from '../workspace/lockfile.js';
 import { findTsconfig, readTsconfig, type TsconfigView } from './tsconfig.js';
 import { manifestView, type ManifestView } from './manifest.js';
 import { DIGEST_SCHEMA, EXTRACTOR_VERSION } from '../version.js';
+import { recordComponents } from './records.js';
 
 /** Version of the key composition itself: bump when what a key covers changes. */
 export const KEY_SCHEMA = 1;
@@ -85,6 +86,8 @@ export interface WorkspaceKeyOptions {
   /** Preferred tsconfig per project root (relative to it); default: tsconfig.lib.json, .build, tsconfig.json. */
   tsconfigs?: Record<string, string>;
   onProgress?: (done: number, total: number) => void;
+  /** Record each key's components under node_modules/.cache/kiln (for `kiln explain-miss`). */
+  record?: boolean;
 }
 
 interface Prepared {
@@ -166,6 +169,7 @@ export async function computeWorkspaceKeys(workspaceRoot: string, options: Works
     if (wanted && !wanted.has(p.root)) continue;
     const prep = prepared.get(p.root) ?? { project: p, diagnostics: [] };
     const result = await projectKey(workspaceRoot, prep, byName, lockfile, surfaces);
+    if (options.record && result.key && result.components) await recordComponents(workspaceRoot, result.key, result.components).catch(() => undefined);
     files += result.stats.files;
     parsed += result.stats.parsed;
     projects.push(result);

@@ -1,0 +1,103 @@
+/**
+ * `kiln keys` and `kiln explain-miss` as a user runs them, on a copy of the fixture workspace: without
+ * Nx, in an npm workspace and a pnpm workspace alike.
+ */
+import { spawnSync } from 'node:child_process';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { recordBuilt } from '@kiln/core';
+
+const root = resolve(__dirname, '../../..');
+const bin = join(root, 'packages/cli/bin/kiln.js');
+let tmp: string;
+beforeAll(async () => {
+  tmp = await mkdtemp(join(tmpdir(), 'kiln-keys-cli-'));
+});
+afterAll(() => rm(tmp, { recursive: true, force: true }));
+
+function kiln(cwd: string, ...args: string[]) {
+  const r = spawnSync(process.execPath, [bin, ...args], { cwd, encoding: 'utf8', env: { ...process.env, KILN_STORE: join(tmp, 'store') } });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+}
+
+async function workspace(name: string): Promise<string> {
+  const dir = join(tmp, name);
+  await cp(join(root, 'fixtures/workspace-basic'), dir, { recursive: true, filter: (s) => !s.includes('node_modules') });
+  return dir;
+}
+
+describe('kiln keys', () => {
+  it('prints every package key with its components, text and JSON, with no absolute path', async () => {
+    const ws = await workspace('keys');
+    const text = kiln(ws, 'keys');
+    expect(text.code).toBe(0);
+    expect(text.out).toMatch(/^npm workspace: 5 projects/m);
+    expect(text.out).toMatch(/@fx\/left {2}\(libs\/left\) {2}build key [0-9a-f]{12}/);
+    expect(text.out).toMatch(/dependency {3}@fx\/base {2}surface [0-9a-f]{12} \(surface, 9 exports\)/);
+    const json = JSON.parse(kiln(ws, 'keys', '--format', 'json').out);
+    expect(json.projects).toHaveLength(5);
+    expect(json.projects[0].components.toolchain.typescript).toBe('5.9.3');
+    expect(JSON.stringify(json)).not.toContain(tmp);
+  });
+
+  it('works in a pnpm workspace without Nx, with the same keys', async () => {
+    const npmWs = await workspace('npm-ws');
+    const pnpmWs = await workspace('pnpm-ws');
+    await rm(join(pnpmWs, 'nx.json'));
+    await rm(join(pnpmWs, 'package-lock.json'));
+    const pkg = JSON.parse(await readFile(join(pnpmWs, 'package.json'), 'utf8'));
+    delete pkg.workspaces;
+    await writeFile(join(pnpmWs, 'package.json'), JSON.stringify(pkg, null, 2));
+    await writeFile(join(pnpmWs, 'pnpm-workspace.yaml'), "packages:\n  - 'libs/*'\n");
+    await writeFile(
+      join(pnpmWs, 'pnpm-lock.yaml'),
+      "lockfileVersion: '9.0'\n\nimporters:\n\n  .:\n    devDependencies:\n      typescript:\n        specifier: 5.9.3\n        version: 5.9.3\n\npackages:\n\n  typescript@5.9.3:\n    resolution: {integrity: sha512-x}\n",
+    );
+    const a = JSON.parse(kiln(npmWs, 'keys', '--format', 'json').out);
+    const b = JSON.parse(kiln(pnpmWs, 'keys', '--format', 'json').out);
+    expect(b.kind).toBe('pnpm');
+    expect(b.projects.map((p: { key: string }) => p.key)).toEqual(a.projects.map((p: { key: string }) => p.key));
+  });
+});
+
+describe('kiln explain-miss', () => {
+  it('says nothing moved for a hit, and names what moved for a miss', async () => {
+    const ws = await workspace('explain');
+    const never = kiln(ws, 'explain-miss', '@fx/base:build');
+    expect(never.code).toBe(0);
+    expect(never.out).toMatch(/no build recorded/);
+
+    // What the build executor does after a successful build: remember the key it built with.
+    const keys = JSON.parse(kiln(ws, 'keys', '--format', 'json').out);
+    for (const p of keys.projects) await recordBuilt(ws, p.project, 'build', p.key);
+
+    const hit = kiln(ws, 'explain-miss', '@fx/left:build');
+    expect(hit.out).toMatch(/nothing moved/);
+
+    const greet = join(ws, 'libs/base/src/greet.ts');
+    const src = await readFile(greet, 'utf8');
+    await writeFile(greet, src.replace('export function greet(name: string): string', 'export function greet(name: string, loud = false): string').replace('Greets a person by name.', 'Greets a person by name, loudly if asked.'));
+    const miss = kiln(ws, 'explain-miss', '@fx/base:build');
+    expect(miss.out).toMatch(/the key moved/);
+    expect(miss.out).toMatch(/declaration +changed +typescript:@fx\/base\/\/src\/greet#greet:function\n\s+semantic digest moved/);
+    const dep = kiln(ws, 'explain-miss', '@fx/left:build', '--format', 'json');
+    const result = JSON.parse(dep.out);
+    expect(result.status).toBe('miss');
+    expect(result.changes).toEqual([
+      expect.objectContaining({ category: 'dependency', subject: '@fx/base', change: 'changed', detail: expect.stringMatching(/public surface changed: @fx\/base#greet/) }),
+    ]);
+    const tail = JSON.parse(kiln(ws, 'explain-miss', '@fx/tail:build', '--format', 'json').out);
+    expect(tail.status).toBe('hit');
+  });
+
+  it('rejects bad specs with exit 2 and unknown projects with exit 1', async () => {
+    const ws = await workspace('bad');
+    expect(kiln(ws, 'explain-miss', 'nocolon').code).toBe(2);
+    expect(kiln(ws, 'explain-miss', '@fx/base:test').code).toBe(2);
+    const unknown = kiln(ws, 'explain-miss', '@fx/nope:build');
+    expect(unknown.code).toBe(1);
+    expect(unknown.err).toMatch(/KILN_NOT_FOUND/);
+  });
+});

@@ -1,0 +1,98 @@
+/**
+ * Why a key moved, in words a person reads: compare the components recorded for the last build
+ * with the current ones, and name what changed — declarations (semantic vs documentation), module
+ * evaluation order, files, tsconfig options, manifest fields, external versions, toolchain, and
+ * dependency surfaces down to the exports whose closure moved. "What changed, not what was touched."
+ */
+import type { DependencySurface, KeyComponents } from './unit-key.js';
+
+export type ChangeCategory = 'declaration' | 'documentation' | 'module' | 'file' | 'tsconfig' | 'manifest' | 'external' | 'toolchain' | 'dependency';
+
+export interface KeyChange {
+  category: ChangeCategory;
+  /** What it is about: an identity, a module, an option, a field, a package. */
+  subject: string;
+  change: 'added' | 'removed' | 'changed';
+  /** In words. */
+  detail: string;
+}
+
+export function explainKeyChange(before: KeyComponents, after: KeyComponents): KeyChange[] {
+  const out: KeyChange[] = [];
+  // Declarations: `semantic|doc` or `degraded:<hash>`.
+  for (const [id, change, a, b] of diffRecords(before.declarations, after.declarations)) {
+    if (change !== 'changed') {
+      out.push({ category: 'declaration', subject: id, change, detail: change === 'added' ? 'new declaration' : 'declaration removed' });
+      continue;
+    }
+    const [sa, da] = split(a!);
+    const [sb, db] = split(b!);
+    if (a!.startsWith('degraded:') || b!.startsWith('degraded:')) out.push({ category: 'declaration', subject: id, change, detail: 'could not be digested (syntax error or too deep): counts as changed' });
+    else if (sa !== sb) out.push({ category: 'declaration', subject: id, change, detail: 'semantic digest moved (its meaning changed)' });
+    else if (da !== db) out.push({ category: 'documentation', subject: id, change, detail: 'documentation changed (the .d.ts carries it)' });
+  }
+  for (const [m, change] of diffRecords(before.modules, after.modules)) {
+    out.push({ category: 'module', subject: m, change, detail: change === 'changed' ? 'evaluation order, pragmas or top-level statements changed' : `module ${change}` });
+  }
+  for (const [f, change] of diffRecords(before.files, after.files)) out.push({ category: 'file', subject: f, change, detail: `imported non-source file ${change}` });
+  if ((before.tsconfig?.digest ?? null) !== (after.tsconfig?.digest ?? null)) {
+    const oa = before.tsconfig?.options ?? {};
+    const ob = after.tsconfig?.options ?? {};
+    const keys = [...new Set([...Object.keys(oa), ...Object.keys(ob)])].sort();
+    const moved = keys.filter((k) => JSON.stringify(oa[k]) !== JSON.stringify(ob[k]));
+    if (before.tsconfig?.file !== after.tsconfig?.file) out.push({ category: 'tsconfig', subject: 'file', change: 'changed', detail: `${before.tsconfig?.file} → ${after.tsconfig?.file}` });
+    for (const k of moved) out.push({ category: 'tsconfig', subject: k, change: k in oa ? (k in ob ? 'changed' : 'removed') : 'added', detail: `${JSON.stringify(oa[k])} → ${JSON.stringify(ob[k])}` });
+  }
+  if ((before.manifest?.digest ?? null) !== (after.manifest?.digest ?? null)) {
+    const fa = before.manifest?.fields ?? {};
+    const fb = after.manifest?.fields ?? {};
+    for (const k of [...new Set([...Object.keys(fa), ...Object.keys(fb)])].sort()) {
+      if (JSON.stringify(fa[k]) !== JSON.stringify(fb[k])) out.push({ category: 'manifest', subject: k, change: k in fa ? (k in fb ? 'changed' : 'removed') : 'added', detail: `package.json "${k}" changed` });
+    }
+    for (const [kind, a, b] of [
+      ['dependencies', before.manifest?.dependencies ?? [], after.manifest?.dependencies ?? []],
+      ['devDependencies', before.manifest?.devDependencies ?? [], after.manifest?.devDependencies ?? []],
+    ] as const) {
+      for (const n of b.filter((x) => !a.includes(x))) out.push({ category: 'manifest', subject: `${kind}.${n}`, change: 'added', detail: `${n} added to ${kind}` });
+      for (const n of a.filter((x) => !b.includes(x))) out.push({ category: 'manifest', subject: `${kind}.${n}`, change: 'removed', detail: `${n} removed from ${kind}` });
+    }
+  }
+  for (const [p, change, a, b] of diffRecords(before.externals, after.externals)) {
+    out.push({ category: 'external', subject: p, change, detail: change === 'changed' ? `${p} ${a} → ${b} (lockfile)` : `${p} ${change}` });
+  }
+  for (const [t, change, a, b] of diffRecords(before.toolchain, after.toolchain)) {
+    out.push({ category: 'toolchain', subject: t, change, detail: `${t}: ${a ?? '-'} → ${b ?? '-'}` });
+  }
+  for (const [dep, change, a, b] of diffRecords(before.dependencies, after.dependencies, (x) => x.digest)) {
+    if (change !== 'changed') {
+      out.push({ category: 'dependency', subject: dep, change, detail: `workspace dependency ${change}` });
+      continue;
+    }
+    out.push({ category: 'dependency', subject: dep, change, detail: surfaceDetail(a!, b!) });
+  }
+  return out;
+}
+
+function surfaceDetail(a: DependencySurface, b: DependencySurface): string {
+  if (a.mode !== b.mode) return `surface now computed as ${b.mode}${b.reason ? ` (${b.reason})` : ''}`;
+  if (b.mode === 'full') return `its whole content changed (surface could not be followed: ${b.reason ?? 'unknown'})`;
+  const moved: string[] = [];
+  for (const [name, change] of diffRecords(a.exports, b.exports)) moved.push(change === 'changed' ? name : `${name} (${change})`);
+  if (!moved.length) return 'its surface moved through a package it re-exports or mentions (manifest, emit options, or a dependency of its own)';
+  return `public surface changed: ${moved.slice(0, 6).join(', ')}${moved.length > 6 ? ` and ${moved.length - 6} more` : ''}`;
+}
+
+function split(v: string): [string, string] {
+  const i = v.indexOf('|');
+  return i === -1 ? [v, ''] : [v.slice(0, i), v.slice(i + 1)];
+}
+
+function diffRecords<T>(a: Record<string, T>, b: Record<string, T>, id: (x: T) => unknown = (x) => JSON.stringify(x)): [string, 'added' | 'removed' | 'changed', T | undefined, T | undefined][] {
+  const out: [string, 'added' | 'removed' | 'changed', T | undefined, T | undefined][] = [];
+  for (const k of [...new Set([...Object.keys(a), ...Object.keys(b)])].sort()) {
+    if (!(k in a)) out.push([k, 'added', undefined, b[k]]);
+    else if (!(k in b)) out.push([k, 'removed', a[k], undefined]);
+    else if (id(a[k]!) !== id(b[k]!)) out.push([k, 'changed', a[k], b[k]]);
+  }
+  return out;
+}
