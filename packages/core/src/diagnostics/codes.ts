@@ -23,6 +23,41 @@ export const CODES = {
       'The file has NUL bytes, so it is not TypeScript or JavaScript text. kiln does not parse it; the module is digested by its raw content hash and every declaration it had counts as changed whenever its bytes change.',
     hint: 'Rename the file so its extension does not claim it is source (e.g. .bin), or exclude it from the project.',
   },
+  KILN_BUILD_ABSOLUTE_PATH: {
+    severity: 'warning',
+    title: 'An emitted file contains an absolute path of this machine',
+    meaning:
+      'The output is not the same in two clones at different paths, so they cannot share cache entries, and a restored artifact points at a directory that may not exist on the machine that restores it. The build itself succeeded.',
+    hint: 'Remove absolute paths from the tsconfig (sourceRoot, mapRoot, paths that reach outside the workspace); kiln names sources relative to each map.',
+  },
+  KILN_BUILD_COMPILER_FAILED: {
+    severity: 'error',
+    title: 'The TypeScript compiler failed unexpectedly',
+    meaning:
+      'The compiler threw instead of reporting diagnostics. Nothing was written and the build failed.',
+    hint: 'Run `tsc -p <tsconfig>` in the project to see whether the compiler fails on its own; if it does not, report it to kiln with the project that triggered it.',
+  },
+  KILN_BUILD_NO_OUTDIR: {
+    severity: 'error',
+    title: 'The build has no output directory',
+    meaning:
+      'The tsconfig declares no outDir (or uses outFile) and the target names no outputPath, so kiln cannot tell where the library is built. Nothing was compiled.',
+    hint: 'Set compilerOptions.outDir in the tsconfig the build uses (e.g. "outDir": "dist"), or the target option outputPath.',
+  },
+  KILN_BUILD_OUTDIR_NOT_CLEANED: {
+    severity: 'warning',
+    title: 'The output directory was not emptied before the build',
+    meaning:
+      'Removing it would have removed the project or its sources, so only the files this build writes were replaced. Files left there by earlier builds (of sources since renamed or deleted) can still reach the cache.',
+    hint: 'Point outDir (or the target option outputPath) at a directory that holds only build output, such as dist.',
+  },
+  KILN_BUILD_WRITE_FAILED: {
+    severity: 'error',
+    title: 'An output file could not be written',
+    meaning:
+      'The build compiled but its outputs could not be written; whatever it had written was removed, and the build failed.',
+    hint: 'Check that the output directory is writable and that the disk is not full.',
+  },
   KILN_DIGEST_STALE_SCHEMA: {
     severity: 'info',
     title: 'A recorded digest matched only under the previous digest projection',
@@ -83,6 +118,13 @@ export const CODES = {
     meaning: 'The directory contains no .ts, .tsx, .mts, .cts, .js, .jsx, .mjs or .cjs files outside node_modules and build outputs.',
     hint: 'Point kiln at a package directory or a source file.',
   },
+  KILN_OUTPUTS_DIFFER: {
+    severity: 'error',
+    title: 'Two build outputs are not equivalent',
+    meaning:
+      'A JavaScript or declaration file differs beyond non-meaningful comments, whitespace and the order of hoisted declarations, or another file differs byte for byte. If one output was restored from a cache entry kiln keyed as unchanged, that cache hit was wrong.',
+    hint: 'Compare the two files at the reported declaration and token; if a cache hit was involved, report it to kiln with both outputs, and rebuild with the cache skipped.',
+  },
   KILN_READ_FAILED: {
     severity: 'error',
     title: 'A source file could not be read',
@@ -114,6 +156,34 @@ export const CODES = {
     meaning:
       'Declarations outside the broken region still get digests. Declarations that overlap it are marked unparseable and always count as changed, because their meaning cannot be known.',
     hint: 'Fix the syntax error reported at the given line and column.',
+  },
+  KILN_TSCONFIG_INVALID: {
+    severity: 'error',
+    title: 'The tsconfig could not be used',
+    meaning:
+      'The TypeScript compiler rejected the configuration (syntax, unknown option, missing extends target, no input files). Nothing was compiled.',
+    hint: 'Fix the tsconfig at the reported position; the TS code names the compiler check that failed (`npx tsc -p <tsconfig> --showConfig` shows what it resolves to).',
+  },
+  KILN_TSCONFIG_NOT_FOUND: {
+    severity: 'error',
+    title: 'No tsconfig was found for the build',
+    meaning:
+      'The build compiles with a tsconfig of the project; none of the names tried exists, so nothing was compiled.',
+    hint: 'Create tsconfig.lib.json (or tsconfig.build.json / tsconfig.json) in the project, or set the target option tsConfig to the file to use.',
+  },
+  KILN_TYPESCRIPT_ERROR: {
+    severity: 'error',
+    title: 'The TypeScript compiler reported an error',
+    meaning:
+      'The build failed. kiln builds with noEmitOnError semantics: no file was written, and outputs of earlier builds were removed, so nothing looks like the result of this build.',
+    hint: 'Fix the error at the reported file, line and column; the TS code (e.g. TS2322) is the compiler\'s own and can be looked up in its documentation.',
+  },
+  KILN_TYPESCRIPT_WARNING: {
+    severity: 'warning',
+    title: 'The TypeScript compiler reported a warning',
+    meaning:
+      'The build continues; the warning does not change the output.',
+    hint: 'Fix it at the reported location, or change the tsconfig option that enables it.',
   },
   KILN_UNKNOWN_CODE: {
     severity: 'error',

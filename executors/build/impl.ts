@@ -1,0 +1,71 @@
+/**
+ * The kiln `build` executor: compiles a TypeScript library (JavaScript without non-meaningful
+ * comments, `.d.ts` with JSDoc, source maps) into the target's declared outputs. Thin: normalise the
+ * options, make one core call (`compileProject`), print its diagnostics, return `{ success }`.
+ *
+ * No custom hasher (deprecated in Nx 24, removed in Nx 25): the kiln unit key reaches Nx's task hash
+ * through the `kilnKey` option, which Nx hashes up front like every option; the executor ignores it.
+ *
+ * Nx 24 loads an executor with `require()`; this module is ESM (the package is `"type": "module"`),
+ * which Node ≥ 20.19 loads through `require(esm)` (no top-level await here or in @kiln/core).
+ */
+import type { ExecutorContext } from '@nx/devkit';
+import { compileProject, type BuildDiagnostic } from '@kiln/core';
+import type { BuildExecutorSchema } from './schema.js';
+import { normalizeOptions, outputsCover, toWorkspacePath } from './lib/normalize-options.js';
+
+export default async function buildExecutor(options: BuildExecutorSchema, context: ExecutorContext): Promise<{ success: boolean }> {
+  const o = normalizeOptions(options, context);
+  const project = toWorkspacePath(o.workspaceRoot, o.projectRoot);
+  // An outputPath the target does not declare would be written but never cached: refuse before writing.
+  if (o.outDir !== undefined && o.declaredOutputs && !checkCovered(o.declaredOutputs, toWorkspacePath(o.workspaceRoot, o.outDir))) {
+    console.error(`kiln build ${project} failed; nothing was written.`);
+    return { success: false };
+  }
+  const result = await compileProject({
+    projectRoot: o.projectRoot,
+    ...(o.tsConfig !== undefined ? { tsconfig: o.tsConfig } : {}),
+    ...(o.outDir !== undefined ? { outDir: o.outDir } : {}),
+    clean: o.deleteOutputPath,
+    relativeTo: o.workspaceRoot,
+  });
+  for (const d of result.diagnostics) (d.severity === 'error' ? console.error : console.warn)(formatBuildDiagnostic(d));
+
+  if (!result.success) {
+    const errors = result.diagnostics.filter((d) => d.severity === 'error').length;
+    console.error(`kiln build ${project} failed${errors ? ` with ${errors} error${errors === 1 ? '' : 's'}` : ''}; nothing was written.`);
+    return { success: false };
+  }
+  // Output directories the tsconfig chose (outDir, declarationDir) are known only now.
+  if (o.declaredOutputs && !result.outputDirs.every((dir) => checkCovered(o.declaredOutputs!, dir))) {
+    console.error(`kiln build ${project} failed: it wrote outside the target's outputs, so Nx must not cache it.`);
+    return { success: false };
+  }
+  console.log(
+    `kiln build ${project}: ${result.emitted.length} files into ${result.outputDirs.join(', ')} (TypeScript ${result.typescript.version}, ${result.tsconfig})`,
+  );
+  return { success: true };
+}
+
+/** Whether the declared outputs capture `dir` (workspace-relative); prints why not. */
+function checkCovered(declared: string[], dir: string): boolean {
+  const covered = outputsCover(declared, dir);
+  if (covered === 'yes') return true;
+  const msg = `output directory ${dir} is not among the target's outputs (${declared.join(', ')}): Nx would not cache what the build writes`;
+  if (covered === 'unknown') {
+    console.warn(`warning: ${msg}, unless a glob output matches it.`);
+    return true;
+  }
+  console.error(`error: ${msg}. Set outputPath (or the tsconfig's outDir) to a declared output.`);
+  return false;
+}
+
+/** `file:line:col - error TS2322: message`, the form editors and terminals link; kiln codes add their hint. */
+export function formatBuildDiagnostic(d: BuildDiagnostic): string {
+  const where = d.file ? `${d.file}${d.line !== undefined ? `:${d.line}:${d.column ?? 1}` : ''} - ` : '';
+  const head = `${where}${d.severity} ${d.tsCode ?? d.code}: ${d.message}`;
+  const related = (d.related ?? []).map(
+    (r) => `\n  ${r.file ? `${r.file}${r.line !== undefined ? `:${r.line}:${r.column ?? 1}` : ''}: ` : ''}${r.message}`,
+  );
+  return d.tsCode && d.code !== 'KILN_TSCONFIG_INVALID' ? head + related.join('') : `${head}${related.join('')}\n  hint: ${d.hint}`;
+}

@@ -1,0 +1,163 @@
+/**
+ * End to end, with real Nx processes: the fixture workspace (base ← left, right ← top ← tail) with the
+ * kiln plugin registered by its own init generator, in a real git repository in a temp dir. Each case
+ * edits the workspace, builds, and asserts exactly which builds were cache hits. The hash-stability
+ * check runs for every hit: a fresh build with the cache skipped must produce JS and .d.ts equivalent
+ * to the restored ones (SPEC §4). It cannot pass by never hitting: the expected hits are asserted too.
+ */
+import { cp, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compareOutputs, formatDifference } from '@kiln/core';
+import { createWorkspace, disposeAll, type Workspace } from '../../../tools/testing/workspace.mjs';
+
+const LIBS = ['base', 'left', 'right', 'top', 'tail'] as const;
+type Lib = (typeof LIBS)[number];
+const task = (lib: Lib) => `@fx/${lib}:build`;
+const BUILD = ['run-many', '-t', 'build'];
+
+let ws: Workspace;
+let baseline: string;
+let scratch: string;
+
+beforeAll(async () => {
+  scratch = await mkdtemp(join(tmpdir(), 'kiln-e2e-'));
+  ws = await createWorkspace('workspace-basic', { prepare: (w) => w.removePackageNxConfig() });
+  const init = await ws.runNx(['g', '@kiln/nx:init', '--no-interactive']);
+  expect(init.code).toBe(0);
+  baseline = await ws.commit('register kiln');
+  const first = await ws.runNx(BUILD);
+  expect(first.executed.sort()).toEqual(LIBS.map(task).sort());
+}, 600_000);
+
+afterAll(async () => {
+  await disposeAll();
+  await rm(scratch, { recursive: true, force: true });
+});
+
+async function reset(): Promise<void> {
+  await ws.git('reset', '--hard', baseline);
+  await ws.git('clean', '-fdq', '-e', 'node_modules', '-e', '.nx');
+}
+
+/**
+ * Apply an edit, build, and return which libraries were hits. For every hit, copy what Nx restored,
+ * rebuild everything with the cache skipped, and compare.
+ */
+async function buildAfter(edit: () => Promise<unknown>): Promise<{ hits: Lib[]; executed: Lib[] }> {
+  await reset();
+  await edit();
+  const run = await ws.runNx(BUILD);
+  const hits = LIBS.filter((l) => run.statuses[task(l)] === 'local' || run.statuses[task(l)] === 'remote');
+  const executed = LIBS.filter((l) => run.statuses[task(l)] === 'executed');
+  expect(hits.length + executed.length).toBe(LIBS.length);
+  if (hits.length) {
+    const restored = join(scratch, `restored-${Date.now()}`);
+    for (const l of hits) await cp(ws.path(`libs/${l}/dist`), join(restored, l), { recursive: true });
+    const fresh = await ws.runNx([...BUILD, '--skip-nx-cache']);
+    expect(fresh.executed.length).toBe(LIBS.length);
+    for (const l of hits) {
+      const cmp = await compareOutputs(join(restored, l), ws.path(`libs/${l}/dist`));
+      expect(cmp.compared, `${l}: nothing compared`).toBeGreaterThan(0);
+      expect(cmp.differences.map(formatDifference), `${l} was a cache hit but a fresh build differs`).toEqual([]);
+    }
+  }
+  return { hits, executed };
+}
+
+describe('nx build with kiln keys (real Nx, real git)', () => {
+  it('the init generator registered the plugin; running it twice changes nothing; builds are keyed by kiln', async () => {
+    const nxJson = await ws.readJson('nx.json');
+    expect(nxJson.plugins).toContain('@kiln/nx');
+    const again = await ws.runNx(['g', '@kiln/nx:init', '--no-interactive']);
+    expect(again.code).toBe(0);
+    expect(await ws.git('status', '--porcelain', 'nx.json')).toBe('');
+    const second = await ws.runNx(BUILD);
+    expect(second.localHits.sort()).toEqual(LIBS.map(task).sort());
+    const built = await ws.node(`import { run } from '@fx/tail'; console.log(run(' Ada '));`);
+    expect(built.trim()).toBe('Hello, Ada! (left) | level=2 | label=#2 | top:2 | x6=42 | tail');
+  });
+
+  it('a. comment-only edit in the base library: every build is a hit', async () => {
+    const r = await buildAfter(() => ws.edit('libs/base/src/greet.ts', ['function normalize', '// squeeze whitespace\nfunction normalize']));
+    expect(r.executed).toEqual([]);
+  });
+
+  it('b. prettier reformat of the whole workspace: every build is a hit', async () => {
+    const prettier = await import('prettier');
+    const r = await buildAfter(async () => {
+      for (const lib of LIBS) {
+        for (const f of (await ws.git('ls-files', `libs/${lib}/src`)).split('\n').filter(Boolean)) {
+          const text = await ws.read(f);
+          await ws.write(f, await prettier.format(text, { parser: 'typescript', semi: false, singleQuote: true, printWidth: 60, tabWidth: 4, trailingComma: 'all', arrowParens: 'avoid' }));
+        }
+      }
+    });
+    expect(r.executed).toEqual([]);
+  });
+
+  it('c. private helper body edit in the base: base rebuilds, dependents hit', async () => {
+    const r = await buildAfter(() => ws.edit('libs/base/src/greet.ts', ["replace(/\\s+/g, ' ')", "replace(/\\s+/g, ' ').normalize()"]));
+    expect(r.executed).toEqual(['base']);
+  });
+
+  it('d. exported const with an inferred type whose initializer changes: base and the dependents that see it rebuild', async () => {
+    const r = await buildAfter(() => ws.edit('libs/base/src/label.ts', ['({ text: `#${n}`, n })', '({ text: `#${n}`, n, twice: n * 2 })']));
+    expect(r.executed).toEqual(['base', 'left', 'right', 'top']);
+  });
+
+  it('e. exported function signature change: base and dependents rebuild', async () => {
+    const r = await buildAfter(() => ws.edit('libs/base/src/greet.ts', ['export function greet(name: string): string', 'export function greet(name: string, mark = "!"): string']));
+    expect(r.executed).toEqual(['base', 'left', 'right', 'top']);
+  });
+
+  it('f. const enum member value change: dependents rebuild', async () => {
+    const r = await buildAfter(() => ws.edit('libs/base/src/level.ts', ['High = 2', 'High = 3']));
+    expect(r.executed).toContain('left');
+  });
+
+  it("g. rename of a class's private member: dependents rebuild", async () => {
+    const r = await buildAfter(() => ws.edit('libs/base/src/registry.ts', (s) => s.replaceAll('entries', 'items')));
+    expect(r.executed).toContain('right');
+  });
+
+  it('h. version bump and workspace range bump: hits; a new exports entry: rebuild', async () => {
+    const bump = await buildAfter(async () => {
+      await ws.edit('libs/base/package.json', ['"version": "0.1.0"', '"version": "0.2.0"']);
+      await ws.edit('libs/left/package.json', ['"@fx/base": "^0.1.0"', '"@fx/base": "^0.2.0"']);
+    });
+    expect(bump.executed).toEqual([]);
+    const exported = await buildAfter(() =>
+      ws.edit('libs/base/package.json', ['"exports": {', '"exports": {\n    "./math": { "types": "./dist/math.d.ts", "default": "./dist/math.js" },']),
+    );
+    expect(exported.executed).toContain('base');
+  });
+
+  it('i. JSDoc edit on an exported declaration: the result equals a fresh build', async () => {
+    const r = await buildAfter(() => ws.edit('libs/base/src/greet.ts', ['Greets a person by name.', 'Greets a person warmly by name.']));
+    expect(r.executed).toContain('base'); // its .d.ts carries the doc
+  });
+
+  it('j. swapping two effectful top-level statements: rebuild', async () => {
+    const r = await buildAfter(() => ws.edit('libs/base/src/effects.ts', ["trail.push('first');\ntrail.push('second');", "trail.push('second');\ntrail.push('first');"]));
+    expect(r.executed).toContain('base');
+  });
+
+  it('k. a different TypeScript version in the lockfile: rebuild', async () => {
+    const r = await buildAfter(() => ws.edit('package-lock.json', [/("node_modules\/typescript": \{\s*"version": ")5\.9\.3/, '$15.9.2']));
+    expect(r.executed).toEqual([...LIBS]);
+  });
+
+  it('reordering two exported function declarations: every build is a hit, and equal to a fresh build', async () => {
+    const r = await buildAfter(() =>
+      ws.edit('libs/base/src/math.ts', (s) => {
+        const dbl = 'export function double(n: number): number {\n  return n * 2;\n}\n';
+        const tpl = 'export function triple(n: number): number {\n  return n * 3;\n}\n';
+        return s.replace(dbl, '@@D@@').replace(tpl, dbl).replace('@@D@@', tpl);
+      }),
+    );
+    expect(r.executed).toEqual([]);
+    expect(r.hits).toEqual([...LIBS]);
+  });
+});

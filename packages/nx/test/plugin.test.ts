@@ -1,0 +1,86 @@
+/**
+ * The Nx plugin's pieces called as Nx calls them: createNodesV2 on a real workspace copy (inferred
+ * build target, key in options, no raw inputs), createDependencies, and the init generator on an Nx
+ * Tree (registers the plugin once; running it twice changes nothing).
+ */
+import { cp, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readJson } from '@nx/devkit';
+import { createTreeWithEmptyWorkspace } from '@nx/devkit/testing';
+import { createDependencies, createNodesV2 } from '@kiln/nx';
+import initGenerator from '../dist/generators/init/generator.js';
+import schema from '../../../generators/init/schema.json';
+
+const FIXTURE = resolve(__dirname, '../../../fixtures/workspace-basic');
+let ws: string;
+beforeAll(async () => {
+  ws = await mkdtemp(join(tmpdir(), 'kiln-plugin-'));
+  await cp(FIXTURE, ws, { recursive: true, filter: (s) => !s.includes('node_modules') });
+  process.env.KILN_STORE = join(ws, '.store');
+});
+afterAll(() => rm(ws, { recursive: true, force: true }));
+
+const files = ['package.json', 'libs/base/package.json', 'libs/left/package.json', 'libs/right/package.json', 'libs/top/package.json', 'libs/tail/package.json'];
+
+describe('createNodesV2', () => {
+  it('infers a build target per TypeScript library with the kiln key in its options and no raw inputs', async () => {
+    const [, fn] = createNodesV2;
+    const results = await fn(files, {}, { workspaceRoot: ws, nxJsonConfiguration: {} } as never);
+    const byFile = new Map(results);
+    expect(byFile.get('package.json')).toEqual({}); // the workspace root is not a library
+    const base = byFile.get('libs/base/package.json')!.projects!['libs/base']!.targets!.build!;
+    expect(base).toMatchObject({
+      executor: '@kiln/nx:build',
+      inputs: [],
+      outputs: ['{projectRoot}/dist'],
+      dependsOn: ['^build'],
+      cache: true,
+      options: { tsConfig: '{projectRoot}/tsconfig.lib.json', outputPath: '{projectRoot}/dist' },
+    });
+    expect(base.options.kilnKey).toMatch(/^[0-9a-f]{32}$/);
+    const keys = files.slice(1).map((f) => byFile.get(f)!.projects![f.replace('/package.json', '')]!.targets!.build!.options.kilnKey);
+    expect(new Set(keys).size).toBe(5);
+    // Determinism: the same workspace gives the same keys.
+    const again = await fn(files, {}, { workspaceRoot: ws, nxJsonConfiguration: {} } as never);
+    expect(again).toEqual(results);
+  });
+
+  it('createDependencies adds the workspace edges kiln resolved', async () => {
+    const projects = Object.fromEntries(files.slice(1).map((f) => {
+      const root = f.replace('/package.json', '');
+      return [`@fx/${root.split('/')[1]}`, { root }];
+    }));
+    const deps = await createDependencies({}, { workspaceRoot: ws, projects, nxJsonConfiguration: {}, fileMap: {}, filesToProcess: {}, externalNodes: {} } as never);
+    const edges = deps.map((d) => `${d.source}->${d.target}`).sort();
+    expect(edges).toEqual(['@fx/left->@fx/base', '@fx/right->@fx/base', '@fx/tail->@fx/top', '@fx/top->@fx/left', '@fx/top->@fx/right']);
+  });
+});
+
+describe('init generator', () => {
+  it('registers the plugin and the executor target default once; a second run changes nothing', async () => {
+    const tree = createTreeWithEmptyWorkspace();
+    await initGenerator(tree, { skipFormat: true });
+    const first = readJson(tree, 'nx.json');
+    expect(first.plugins).toContain('@kiln/nx');
+    expect(first.targetDefaults['@kiln/nx:build']).toEqual({ inputs: [], cache: true, dependsOn: ['^build'] });
+    await initGenerator(tree, { skipFormat: true });
+    expect(readJson(tree, 'nx.json')).toEqual(first);
+    expect(first.plugins.filter((p: unknown) => p === '@kiln/nx')).toHaveLength(1);
+  });
+
+  it('keeps a plugin entry given in object form and does not add a second one', async () => {
+    const tree = createTreeWithEmptyWorkspace();
+    const nx = readJson(tree, 'nx.json');
+    nx.plugins = [{ plugin: '@kiln/nx', options: { buildTargetName: 'compile' } }];
+    tree.write('nx.json', JSON.stringify(nx));
+    await initGenerator(tree, { skipFormat: true });
+    expect(readJson(tree, 'nx.json').plugins).toEqual([{ plugin: '@kiln/nx', options: { buildTargetName: 'compile' } }]);
+  });
+
+  it('schema.json describes exactly the options of the schema type', () => {
+    expect(Object.keys(schema.properties)).toEqual(['skipFormat']);
+    for (const p of Object.values(schema.properties)) expect((p as { description: string }).description.length).toBeGreaterThan(10);
+  });
+});
