@@ -10,7 +10,7 @@
  * which Node ≥ 20.19 loads through `require(esm)` (no top-level await here or in @kiln/core).
  */
 import type { ExecutorContext } from '@nx/devkit';
-import { compileProject, type BuildDiagnostic } from '@kiln/core';
+import { compileProject, recordBuilt, type BuildDiagnostic } from '@kiln/core';
 import type { BuildExecutorSchema } from './schema.js';
 import { normalizeOptions, outputsCover, toWorkspacePath } from './lib/normalize-options.js';
 
@@ -40,6 +40,10 @@ export default async function buildExecutor(options: BuildExecutorSchema, contex
   if (o.declaredOutputs && !result.outputDirs.every((dir) => checkCovered(o.declaredOutputs!, dir))) {
     console.error(`kiln build ${project} failed: it wrote outside the target's outputs, so Nx must not cache it.`);
     return { success: false };
+  }
+  if (options.kilnKey && context.projectName && context.targetName) {
+    // Remember the key this build ran with, so `kiln explain-miss` can say what moved next time.
+    await recordBuilt(o.workspaceRoot, context.projectName, context.targetName, options.kilnKey).catch(() => undefined);
   }
   console.log(
     `kiln build ${project}: ${result.emitted.length} files into ${result.outputDirs.join(', ')} (TypeScript ${result.typescript.version}, ${result.tsconfig})`,
