@@ -7,7 +7,7 @@
  */
 
 /** Version of the fact extractor (parse + walk). Part of every slice key. */
-export const EXTRACTOR_VERSION = 3;
+export const EXTRACTOR_VERSION = 4;
 
 /** Current semantic/doc digest projection. Every digest carries it as `digest_schema`. */
 export const DIGEST_SCHEMA = 2;
@@ -18,8 +18,11 @@ export const DIGEST_SCHEMA = 2;
  */
 export const PREVIOUS_DIGEST_SCHEMA = 1;
 
-/** Layout version of the local store (cacache keys and entry encoding). */
-export const STORE_FORMAT_VERSION = 1;
+/**
+ * Layout version of the local store (cacache keys and entry encoding). 2: ADR 0012's two levels —
+ * content-addressed packs of slices, per-view manifests, a registry of views (store/format.ts).
+ */
+export const STORE_FORMAT_VERSION = 2;
 
 /** Version of the JSON documents `kiln digest --format json` writes (and `kiln diff` can read back). */
 export const DIGEST_REPORT_VERSION = 1;

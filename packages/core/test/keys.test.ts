@@ -144,6 +144,48 @@ describe('unit keys', () => {
     expect(moved).toEqual(ALL);
   });
 
+  it('reordering overload signatures moves the key (consumers resolve overloads in order)', async () => {
+    const withOverloads = async (dir: string, first: string, second: string) =>
+      edit(dir, 'libs/base/src/math.ts', (s) => `${s}\nexport function pick(x: ${first}): ${first};\nexport function pick(x: ${second}): ${second};\nexport function pick(x: unknown): unknown { return x; }\n`);
+    const a = await copy('overloads-a');
+    await withOverloads(a, 'string', 'number');
+    const b = await copy('overloads-b');
+    await withOverloads(b, 'number', 'string');
+    const ka = keysOf(await computeWorkspaceKeys(a, { store: false, workers: 0 }));
+    const kb = keysOf(await computeWorkspaceKeys(b, { store: false, workers: 0 }));
+    expect(kb.get('@fx/base')).not.toBe(ka.get('@fx/base'));
+  });
+
+  it('a JSDoc edit on an interface member moves the key (the .d.ts carries it)', async () => {
+    const moved = await movedAfter('member-doc', async (d) => {
+      await edit(d, 'libs/base/src/math.ts', (s) => `${s}\nexport interface Options {\n  /** How many. */\n  count: number;\n}\n`);
+    });
+    expect(moved).toContain('@fx/base');
+    const dir = await copy('member-doc-2');
+    await edit(dir, 'libs/base/src/math.ts', (s) => `${s}\nexport interface Options {\n  /** How many. */\n  count: number;\n}\n`);
+    const before = keysOf(await computeWorkspaceKeys(dir, { store: false, workers: 0 })).get('@fx/base');
+    await edit(dir, 'libs/base/src/math.ts', (s) => s.replace('/** How many. */', '/** How many, at most. */'));
+    const after = keysOf(await computeWorkspaceKeys(dir, { store: false, workers: 0 })).get('@fx/base');
+    expect(after).not.toBe(before);
+  });
+
+  it('in a project that emits CommonJS, reordering exported functions moves the key (exports.a/exports.b order)', async () => {
+    const reorder = (s: string) => {
+      const dbl = 'export function double(n: number): number {\n  return n * 2;\n}\n';
+      const tpl = 'export function triple(n: number): number {\n  return n * 3;\n}\n';
+      return s.replace(dbl, '@@D@@').replace(tpl, dbl).replace('@@D@@', tpl);
+    };
+    const cjs = async (d: string) => {
+      await edit(d, 'libs/base/package.json', (s) => s.replace('"type": "module"', '"type": "commonjs"'));
+    };
+    const a = await copy('cjs-a');
+    await cjs(a);
+    const before = keysOf(await computeWorkspaceKeys(a, { store: false, workers: 0 })).get('@fx/base');
+    await edit(a, 'libs/base/src/math.ts', reorder);
+    const after = keysOf(await computeWorkspaceKeys(a, { store: false, workers: 0 })).get('@fx/base');
+    expect(after).not.toBe(before);
+  });
+
   it('reordering two exported function declarations: every key holds', async () => {
     const moved = await movedAfter('reorder', (d) =>
       edit(d, 'libs/base/src/math.ts', (s) => {

@@ -42,8 +42,13 @@ export function classifyComment(text: string, isLine: boolean): { value: string;
  * markers inside strings, templates and regular expressions are not mistaken for comments.
  */
 export function findMeaningfulComments(text: string, isJsx: boolean): MeaningfulComment[] {
-  if (!CANDIDATE_RE.test(text)) return [];
+  // Every meaningful comment contains a CANDIDATE_RE match (classifyComment recognises nothing else),
+  // so the scan can stop once tokens start after the last match: no later comment can be meaningful.
+  // The scan up to there is the same as before, so the comments found are exactly the same.
+  const lastCandidate = lastMatchStart(text);
+  if (lastCandidate < 0) return [];
   const ts = typescript();
+  const SK = ts.SyntaxKind; // one property read, not one getter call per use
   const out: MeaningfulComment[] = [];
   const scanner = ts.createScanner(
     ts.ScriptTarget.Latest,
@@ -57,29 +62,30 @@ export function findMeaningfulComments(text: string, isJsx: boolean): Meaningful
   const templateDepth: number[] = [];
   let braceDepth = 0;
   let kind = scanner.scan();
-  let prev = ts.SyntaxKind.Unknown;
-  while (kind !== ts.SyntaxKind.EndOfFileToken) {
-    if (kind === ts.SyntaxKind.SingleLineCommentTrivia || kind === ts.SyntaxKind.MultiLineCommentTrivia) {
+  let prev = SK.Unknown;
+  while (kind !== SK.EndOfFileToken) {
+    if (scanner.getTokenStart() > lastCandidate) break;
+    if (kind === SK.SingleLineCommentTrivia || kind === SK.MultiLineCommentTrivia) {
       const pos = scanner.getTokenStart();
       const end = scanner.getTokenEnd();
-      const c = classifyComment(text.slice(pos, end), kind === ts.SyntaxKind.SingleLineCommentTrivia);
+      const c = classifyComment(text.slice(pos, end), kind === SK.SingleLineCommentTrivia);
       if (c) out.push({ pos, end, value: c.value, fileLevel: c.fileLevel });
-    } else if (kind === ts.SyntaxKind.SlashToken || kind === ts.SyntaxKind.SlashEqualsToken) {
+    } else if (kind === SK.SlashToken || kind === SK.SlashEqualsToken) {
       if (regexAllowedAfter(prev)) kind = scanner.reScanSlashToken();
-    } else if (kind === ts.SyntaxKind.CloseBraceToken) {
+    } else if (kind === SK.CloseBraceToken) {
       // Could be the end of a template substitution; try to continue the template.
       // Only rescan when a template is open (tracked below).
       if (templateDepth.length && templateDepth[templateDepth.length - 1] === braceDepth) {
         kind = scanner.reScanTemplateToken(false);
-        if (kind === ts.SyntaxKind.TemplateTail) templateDepth.pop();
+        if (kind === SK.TemplateTail) templateDepth.pop();
       } else braceDepth--;
-    } else if (kind === ts.SyntaxKind.OpenBraceToken) {
+    } else if (kind === SK.OpenBraceToken) {
       braceDepth++;
-    } else if (kind === ts.SyntaxKind.TemplateHead) {
+    } else if (kind === SK.TemplateHead) {
       templateDepth.push(braceDepth);
     }
-    if (kind !== ts.SyntaxKind.WhitespaceTrivia && kind !== ts.SyntaxKind.NewLineTrivia &&
-        kind !== ts.SyntaxKind.SingleLineCommentTrivia && kind !== ts.SyntaxKind.MultiLineCommentTrivia) prev = kind;
+    if (kind !== SK.WhitespaceTrivia && kind !== SK.NewLineTrivia &&
+        kind !== SK.SingleLineCommentTrivia && kind !== SK.MultiLineCommentTrivia) prev = kind;
     kind = scanner.scan();
   }
   return out;
@@ -87,26 +93,41 @@ export function findMeaningfulComments(text: string, isJsx: boolean): Meaningful
   function regexAllowedAfter(k: number): boolean {
     // After an expression-ending token a slash divides; anywhere else it starts a regex.
     return !(
-      k === ts.SyntaxKind.Identifier ||
-      k === ts.SyntaxKind.PrivateIdentifier ||
-      k === ts.SyntaxKind.NumericLiteral ||
-      k === ts.SyntaxKind.BigIntLiteral ||
-      k === ts.SyntaxKind.StringLiteral ||
-      k === ts.SyntaxKind.NoSubstitutionTemplateLiteral ||
-      k === ts.SyntaxKind.TemplateTail ||
-      k === ts.SyntaxKind.RegularExpressionLiteral ||
-      k === ts.SyntaxKind.CloseParenToken ||
-      k === ts.SyntaxKind.CloseBracketToken ||
-      k === ts.SyntaxKind.CloseBraceToken ||
-      k === ts.SyntaxKind.ThisKeyword ||
-      k === ts.SyntaxKind.SuperKeyword ||
-      k === ts.SyntaxKind.TrueKeyword ||
-      k === ts.SyntaxKind.FalseKeyword ||
-      k === ts.SyntaxKind.NullKeyword ||
-      k === ts.SyntaxKind.PlusPlusToken ||
-      k === ts.SyntaxKind.MinusMinusToken
+      k === SK.Identifier ||
+      k === SK.PrivateIdentifier ||
+      k === SK.NumericLiteral ||
+      k === SK.BigIntLiteral ||
+      k === SK.StringLiteral ||
+      k === SK.NoSubstitutionTemplateLiteral ||
+      k === SK.TemplateTail ||
+      k === SK.RegularExpressionLiteral ||
+      k === SK.CloseParenToken ||
+      k === SK.CloseBracketToken ||
+      k === SK.CloseBraceToken ||
+      k === SK.ThisKeyword ||
+      k === SK.SuperKeyword ||
+      k === SK.TrueKeyword ||
+      k === SK.FalseKeyword ||
+      k === SK.NullKeyword ||
+      k === SK.PlusPlusToken ||
+      k === SK.MinusMinusToken
     );
   }
+}
+
+const CANDIDATE_RE_ALL = new RegExp(CANDIDATE_RE.source, 'g');
+
+/** Start offset of the last CANDIDATE_RE match (overlapping matches included), or -1. */
+function lastMatchStart(text: string): number {
+  if (!CANDIDATE_RE.test(text)) return -1; // most files: one pass, stops at the first match
+  const re = CANDIDATE_RE_ALL;
+  re.lastIndex = 0;
+  let last = -1;
+  for (let m = re.exec(text); m; m = re.exec(text)) {
+    last = m.index;
+    re.lastIndex = m.index + 1;
+  }
+  return last;
 }
 
 /**
@@ -131,4 +152,31 @@ export function leadingDocs(text: string, pos: number): string[] {
     docs.push(lines.join('\n'));
   }
   return docs;
+}
+
+/**
+ * Normalised JSDoc blocks that start inside [start, end): documentation of members, parameters and
+ * other nested parts. A `/**` inside a string literal is counted too; that can only add a spurious
+ * documentation change, never hide a real one.
+ */
+export function innerDocs(text: string, start: number, end: number): string[] {
+  const out: string[] = [];
+  let i = text.indexOf('/**', start);
+  while (i !== -1 && i < end) {
+    const close = text.indexOf('*/', i + 3);
+    if (close === -1 || close + 2 > end) break;
+    if (close !== i + 2) out.push(normaliseDoc(text.slice(i, close + 2)));
+    i = text.indexOf('/**', close + 2);
+  }
+  return out;
+}
+
+function normaliseDoc(raw: string): string {
+  const lines = raw
+    .slice(3, -2)
+    .split(/\r?\n/)
+    .map((l) => l.replace(/^\s*\*?/, '').trim());
+  while (lines.length && lines[0] === '') lines.shift();
+  while (lines.length && lines[lines.length - 1] === '') lines.pop();
+  return lines.join('\n');
 }

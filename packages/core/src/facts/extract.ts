@@ -20,7 +20,7 @@ import { typescript, parseTypeScript } from '../parse/typescript.js';
 import { decodeSource, DEFAULT_MAX_FILE_SIZE } from '../parse/decode.js';
 import { blankRegions, findDeepRegions, inDeepRegion, PARSE_NESTING_LIMIT, type DeepRegion } from '../parse/nesting.js';
 import type { Variant } from '../parse/language.js';
-import { findMeaningfulComments, leadingDocs, type MeaningfulComment } from './comments.js';
+import { findMeaningfulComments, innerDocs, leadingDocs, type MeaningfulComment } from './comments.js';
 import { canonicalBigInt, canonicalJsxText, canonicalNumber, canonicalTemplateRaw, nameSegment } from '../digest/canonical.js';
 import { digestParts, sha256Hex } from '../digest/hash.js';
 import { EXTRACTOR_VERSION, DIGEST_SCHEMA, PREVIOUS_DIGEST_SCHEMA } from '../version.js';
@@ -153,6 +153,14 @@ class SliceBuilder {
   private readonly diagnostics: SliceDiagnostic[];
   private readonly errorRanges: { start: number; end: number }[];
   private readonly flagMask: number;
+  private readonly SK: typeof TS.SyntaxKind;
+  private readonly forEachChild: typeof TS.forEachChild;
+  /** visitNodeBody's action for each node kind (visitActions()). */
+  private readonly visitAction: Uint8Array;
+  /** emitFlags' action for each node kind. */
+  private readonly flagAction: Uint8Array;
+  /** Node kinds whose `name` is a property name (PROPERTY_NAME_PARENTS), as a table. */
+  private readonly propertyNameParent: Uint8Array;
 
   constructor(
     private readonly text: string,
@@ -164,6 +172,11 @@ class SliceBuilder {
     private readonly deepRanges: DeepRegion[] = [],
   ) {
     const ts = this.ts;
+    this.SK = ts.SyntaxKind;
+    this.forEachChild = ts.forEachChild;
+    this.visitAction = visitActions(ts);
+    this.flagAction = flagActions(ts);
+    this.propertyNameParent = propertyNameParents(ts);
     this.isJs = variant === 'js' || variant === 'jsx';
     this.comments = projection.meaningfulComments ? findMeaningfulComments(text, variant === 'tsx' || variant === 'jsx') : [];
     this.consumed = this.comments.map(() => false);
@@ -206,7 +219,7 @@ class SliceBuilder {
     const unordered: string[] = [];
     let moduleDegraded: 'syntax-error' | 'too-deep' | undefined;
     for (const stmt of statements) {
-      if (stmt.kind === ts.SyntaxKind.EmptyStatement) continue;
+      if (stmt.kind === this.SK.EmptyStatement) continue;
       const hoisted = this.isHoisted(stmt);
       const declared = this.declareStatement(stmt, -1);
       let entry: string;
@@ -268,39 +281,39 @@ class SliceBuilder {
   /** Declarations a statement introduces at this level; returns their indices in `pending`. */
   private declareStatement(stmt: TS.Statement, parent: number, depth = 0): number[] {
     const ts = this.ts;
-    const exported = this.hasModifier(stmt, ts.SyntaxKind.ExportKeyword) && parent === -1;
-    const isDefault = this.hasModifier(stmt, ts.SyntaxKind.DefaultKeyword);
+    const exported = this.hasModifier(stmt, this.SK.ExportKeyword) && parent === -1;
+    const isDefault = this.hasModifier(stmt, this.SK.DefaultKeyword);
     const exportNames = (name: string) => (exported ? [isDefault ? 'default' : name] : undefined);
     switch (stmt.kind) {
-      case ts.SyntaxKind.FunctionDeclaration: {
+      case this.SK.FunctionDeclaration: {
         const n = stmt as TS.FunctionDeclaration;
         const name = n.name ? n.name.text : 'default';
         return [this.declare(n, name, 'function', parent, !!n.body, exportNames(name), stmt, depth)];
       }
-      case ts.SyntaxKind.ClassDeclaration: {
+      case this.SK.ClassDeclaration: {
         const n = stmt as TS.ClassDeclaration;
         const name = n.name ? n.name.text : 'default';
         return [this.declare(n, name, 'class', parent, true, exportNames(name), stmt, depth)];
       }
-      case ts.SyntaxKind.InterfaceDeclaration: {
+      case this.SK.InterfaceDeclaration: {
         const n = stmt as TS.InterfaceDeclaration;
         return [this.declare(n, n.name.text, 'interface', parent, false, exportNames(n.name.text), stmt, depth)];
       }
-      case ts.SyntaxKind.TypeAliasDeclaration: {
+      case this.SK.TypeAliasDeclaration: {
         const n = stmt as TS.TypeAliasDeclaration;
         return [this.declare(n, n.name.text, 'type', parent, false, exportNames(n.name.text), stmt, depth)];
       }
-      case ts.SyntaxKind.EnumDeclaration: {
+      case this.SK.EnumDeclaration: {
         const n = stmt as TS.EnumDeclaration;
-        const kind: DeclKind = this.hasModifier(n, ts.SyntaxKind.ConstKeyword) ? 'const-enum' : 'enum';
+        const kind: DeclKind = this.hasModifier(n, this.SK.ConstKeyword) ? 'const-enum' : 'enum';
         return [this.declare(n, n.name.text, kind, parent, false, exportNames(n.name.text), stmt, depth)];
       }
-      case ts.SyntaxKind.ModuleDeclaration: {
+      case this.SK.ModuleDeclaration: {
         const n = stmt as TS.ModuleDeclaration;
         const name = n.name.text;
         return [this.declare(n, name, 'namespace', parent, false, exportNames(name), stmt, depth)];
       }
-      case ts.SyntaxKind.VariableStatement: {
+      case this.SK.VariableStatement: {
         const n = stmt as TS.VariableStatement;
         const out: number[] = [];
         for (const d of n.declarationList.declarations) {
@@ -310,7 +323,7 @@ class SliceBuilder {
         }
         return out;
       }
-      case ts.SyntaxKind.ExportAssignment: {
+      case this.SK.ExportAssignment: {
         const n = stmt as TS.ExportAssignment;
         if (parent !== -1) return [];
         return n.isExportEquals
@@ -349,7 +362,9 @@ class SliceBuilder {
     };
     if (exportedAs) fact.exportedAs = exportedAs;
     this.pending.push({ fact, name, node, hasBody });
-    const docs = leadingDocs(this.text, docNode.pos);
+    // Documentation of the declaration and of everything inside it (members, parameters, enum
+    // members, type-literal members): a `.d.ts` carries all of it.
+    const docs = [...leadingDocs(this.text, docNode.pos), ...innerDocs(this.text, node.getStart(this.sf), node.end)];
     if (docs.length) fact.doc = digestParts(this.tag('doc'), docs);
 
     const prefix: string[] = [kind];
@@ -360,7 +375,7 @@ class SliceBuilder {
     this.declComments = [];
     this.declUses = new Set();
     this.declRefs = new Set();
-    if (node !== docNode && docNode.kind === this.ts.SyntaxKind.VariableStatement) {
+    if (node !== docNode && docNode.kind === this.SK.VariableStatement) {
       const vs = docNode as TS.VariableStatement;
       for (const m of vs.modifiers ?? []) prefix.push(kindName(m.kind));
       prefix.push(`flags:${vs.declarationList.flags & this.flagMask}`);
@@ -377,7 +392,15 @@ class SliceBuilder {
         }
       }
     }
-    const d = this.digestNode(node, Ctx.Decl, index, prefix, depth);
+    const savedCapture = this.capture;
+    const capture: HeaderCapture = { root: node, init: headerInitializer(this.ts, node), ranges: new Map(), buf: undefined };
+    this.capture = capture;
+    let d;
+    try {
+      d = this.digestNode(node, Ctx.Decl, index, prefix, depth);
+    } finally {
+      this.capture = savedCapture;
+    }
     if (this.declComments.length) fact.comments = this.declComments;
     if (this.declUses.size) fact.uses = [...this.declUses].sort();
     const refs = this.declRefs;
@@ -393,7 +416,8 @@ class SliceBuilder {
     else if (jsDocTooDeep || this.overlapsDeep(node)) fact.degraded = 'too-deep';
     else if (this.overlapsError(node)) fact.degraded = 'syntax-error';
     if (!fact.degraded) {
-      const header = this.headerDigest(node);
+      const reused = this.headerDigestFromWalk(node, capture);
+      const header = reused === null ? this.headerDigest(node) : reused;
       if (header) fact.signature = header;
     }
     fact.semantic = fact.degraded ? null : d.value;
@@ -414,38 +438,38 @@ class SliceBuilder {
   /** Nested declarations: class members, namespace members, local functions and classes. */
   private nestedDeclaration(node: TS.Node, parent: number, depth: number): number | undefined {
     const ts = this.ts;
-    const isStatic = this.hasModifier(node, ts.SyntaxKind.StaticKeyword);
+    const isStatic = this.hasModifier(node, this.SK.StaticKeyword);
     const member = (k: 'method' | 'property' | 'getter' | 'setter'): DeclKind => (isStatic ? `static-${k}` : k);
     switch (node.kind) {
-      case ts.SyntaxKind.MethodDeclaration: {
+      case this.SK.MethodDeclaration: {
         const n = node as TS.MethodDeclaration;
         return this.declare(n, this.memberName(n.name), member('method'), parent, !!n.body, undefined, n, depth);
       }
-      case ts.SyntaxKind.PropertyDeclaration: {
+      case this.SK.PropertyDeclaration: {
         const n = node as TS.PropertyDeclaration;
         return this.declare(n, this.memberName(n.name), member('property'), parent, false, undefined, n, depth);
       }
-      case ts.SyntaxKind.GetAccessor: {
+      case this.SK.GetAccessor: {
         const n = node as TS.GetAccessorDeclaration;
         return this.declare(n, this.memberName(n.name), member('getter'), parent, !!n.body, undefined, n, depth);
       }
-      case ts.SyntaxKind.SetAccessor: {
+      case this.SK.SetAccessor: {
         const n = node as TS.SetAccessorDeclaration;
         return this.declare(n, this.memberName(n.name), member('setter'), parent, !!n.body, undefined, n, depth);
       }
-      case ts.SyntaxKind.Constructor: {
+      case this.SK.Constructor: {
         const n = node as TS.ConstructorDeclaration;
         return this.declare(n, 'constructor', 'constructor', parent, !!n.body, undefined, n, depth);
       }
-      case ts.SyntaxKind.IndexSignature:
+      case this.SK.IndexSignature:
         return this.declare(node, isStatic ? 'static [index]' : '[index]', 'index-signature', parent, false, undefined, node, depth);
-      case ts.SyntaxKind.ClassStaticBlockDeclaration:
+      case this.SK.ClassStaticBlockDeclaration:
         return this.declare(node, 'static', 'static-block', parent, true, undefined, node, depth);
-      case ts.SyntaxKind.FunctionDeclaration: {
+      case this.SK.FunctionDeclaration: {
         const n = node as TS.FunctionDeclaration;
         return this.declare(n, n.name ? n.name.text : 'default', 'function', parent, !!n.body, undefined, n, depth);
       }
-      case ts.SyntaxKind.ClassDeclaration: {
+      case this.SK.ClassDeclaration: {
         const n = node as TS.ClassDeclaration;
         return this.declare(n, n.name ? n.name.text : 'default', 'class', parent, true, undefined, n, depth);
       }
@@ -545,7 +569,7 @@ class SliceBuilder {
       if (body && ts.isModuleBlock(body)) {
         this.out.push('[');
         for (const s of body.statements) {
-          if (s.kind === ts.SyntaxKind.EmptyStatement) continue;
+          if (s.kind === this.SK.EmptyStatement) continue;
           const declared = this.declareStatement(s, owner, depth + 1);
           if (declared.length) for (const i of declared) this.emitChildRef(i);
           else this.visit(s, Ctx.Decl, owner, depth + 1);
@@ -558,13 +582,20 @@ class SliceBuilder {
       // Class: header tokens, then members as nested declarations, in order (member order is
       // observable: field initialisers run in it and reflection lists it).
       this.out.push('(', 'ClassDeclaration');
+      const cap = this.capture !== undefined && this.capture.root === node ? this.capture : undefined;
+      let mark = this.markPart();
       this.visitList(node.modifiers, Ctx.Decl, owner, depth + 1);
+      if (cap && node.modifiers) this.recordPart(cap, node.modifiers, mark);
       this.slot(node.name, Ctx.Decl, owner, depth);
+      mark = this.markPart();
       this.visitList(node.typeParameters, Ctx.Decl, owner, depth + 1);
+      if (cap && node.typeParameters) this.recordPart(cap, node.typeParameters, mark);
+      mark = this.markPart();
       this.visitList(node.heritageClauses, Ctx.Decl, owner, depth + 1);
+      if (cap && node.heritageClauses) this.recordPart(cap, node.heritageClauses, mark);
       this.out.push('[');
       for (const m of node.members) {
-        if (m.kind === ts.SyntaxKind.SemicolonClassElement) continue;
+        if (m.kind === this.SK.SemicolonClassElement) continue;
         const i = this.nestedDeclaration(m, owner, depth + 1);
         if (i !== undefined) this.emitChildRef(i);
         else this.visit(m, Ctx.Decl, owner, depth + 1);
@@ -588,7 +619,7 @@ class SliceBuilder {
     const ts = this.ts;
     const k = node.kind;
     // Nested declarations inside a declaration are digested on their own and referenced by digest.
-    if (ctx === Ctx.Decl && (k === ts.SyntaxKind.FunctionDeclaration || k === ts.SyntaxKind.ClassDeclaration)) {
+    if (ctx === Ctx.Decl && (k === this.SK.FunctionDeclaration || k === this.SK.ClassDeclaration)) {
       const i = this.nestedDeclaration(node, owner, depth);
       if (i !== undefined) {
         this.emitChildRef(i);
@@ -602,12 +633,13 @@ class SliceBuilder {
 
   private visitNodeBody(node: TS.Node, ctx: Ctx, owner: number, depth: number): void {
     const ts = this.ts;
-    const SK = ts.SyntaxKind;
+    const SK = this.SK;
     const out = this.out;
     const k = node.kind;
     if (this.isJs) this.emitJsDocTypes(node, owner, depth);
-    switch (k) {
-      case SK.Identifier: {
+    // Dispatch through a per-kind table (literal case labels: a jump table, not a chain of compares).
+    switch (this.visitAction[k]) {
+      case V.Identifier: {
         const t = (node as TS.Identifier).text;
         out.push('i', t);
         this.declRefs.add(t);
@@ -621,50 +653,44 @@ class SliceBuilder {
         }
         return;
       }
-      case SK.PrivateIdentifier:
+      case V.PrivateIdentifier:
         out.push('p', (node as TS.PrivateIdentifier).text);
         return;
-      case SK.StringLiteral:
+      case V.StringLiteral:
         out.push('s', (node as TS.StringLiteral).text);
         return;
-      case SK.NumericLiteral:
+      case V.NumericLiteral:
         out.push('n', canonicalNumber((node as TS.NumericLiteral).text));
         return;
-      case SK.BigIntLiteral:
+      case V.BigIntLiteral:
         out.push('b', canonicalBigInt((node as TS.BigIntLiteral).text));
         return;
-      case SK.NoSubstitutionTemplateLiteral:
-      case SK.TemplateHead:
-      case SK.TemplateMiddle:
-      case SK.TemplateTail: {
+      case V.Template: {
         const t = node as TS.TemplateLiteralLikeNode;
         out.push(kindName(k), canonicalTemplateRaw(t.rawText ?? t.text));
         return;
       }
-      case SK.RegularExpressionLiteral: {
+      case V.RegularExpressionLiteral: {
         // Flag order is spelling (`/a/ig` ≡ `/a/gi`; prettier sorts them): the body and the flag set are the value.
         const t = (node as TS.RegularExpressionLiteral).text;
         const slash = t.lastIndexOf('/');
         out.push('r', t.slice(0, slash + 1) + [...t.slice(slash + 1)].sort().join(''));
         return;
       }
-      case SK.JsxText: {
+      case V.JsxText: {
         const t = canonicalJsxText((node as TS.JsxText).text);
         if (t !== '') out.push('x', t);
         return;
       }
-      case SK.JsxExpression: {
+      case V.JsxExpression: {
         // `{/* comment */}` is a JSX comment: an empty expression container emits nothing.
         const n = node as TS.JsxExpression;
         if (!n.expression && !n.dotDotDotToken) return;
         break;
       }
-      case SK.JSDocText:
-      case SK.JSDocLink:
-      case SK.JSDocLinkCode:
-      case SK.JSDocLinkPlain:
+      case V.Prose:
         return; // prose
-      case SK.ParenthesizedExpression: {
+      case V.ParenthesizedExpression: {
         // Redundant parentheses are formatting: the tree already encodes precedence. They are kept
         // where they change meaning: a parenthesised string statement is not a directive, and in
         // JavaScript a JSDoc cast needs them (that case is handled by emitJsDocTypes above).
@@ -674,10 +700,10 @@ class SliceBuilder {
         }
         break;
       }
-      case SK.ParenthesizedType:
+      case V.ParenthesizedType:
         this.visit((node as TS.ParenthesizedTypeNode).type, ctx, owner, depth + 1);
         return;
-      case SK.ExpressionStatement: {
+      case V.ExpressionStatement: {
         const e = (node as TS.ExpressionStatement).expression;
         out.push('(', 'ExpressionStatement');
         if (ts.isParenthesizedExpression(e) && ts.isStringLiteral(this.unparen(e))) {
@@ -687,10 +713,10 @@ class SliceBuilder {
         out.push(')');
         return;
       }
-      case SK.EmptyStatement:
+      case V.EmptyStatement:
         out.push('empty');
         return;
-      case SK.ForStatement: {
+      case V.ForStatement: {
         const n = node as TS.ForStatement;
         out.push('(', 'ForStatement');
         this.slot(n.initializer, ctx, owner, depth);
@@ -700,7 +726,7 @@ class SliceBuilder {
         out.push(')');
         return;
       }
-      case SK.BindingElement: {
+      case V.BindingElement: {
         const n = node as TS.BindingElement;
         out.push('(', 'BindingElement');
         this.slot(n.dotDotDotToken, ctx, owner, depth);
@@ -710,7 +736,7 @@ class SliceBuilder {
         out.push(')');
         return;
       }
-      case SK.TypeParameter: {
+      case V.TypeParameter: {
         const n = node as TS.TypeParameterDeclaration;
         out.push('(', 'TypeParameter');
         this.visitList(n.modifiers, ctx, owner, depth + 1);
@@ -720,7 +746,7 @@ class SliceBuilder {
         out.push(')');
         return;
       }
-      case SK.CallExpression: {
+      case V.CallExpression: {
         // `import('x')` and `require('x')` name packages a build reads (their versions key it).
         const n = node as TS.CallExpression;
         const arg = n.arguments[0];
@@ -729,12 +755,12 @@ class SliceBuilder {
         }
         break;
       }
-      case SK.ImportType: {
+      case V.ImportType: {
         const arg = (node as TS.ImportTypeNode).argument;
         if (ts.isLiteralTypeNode(arg) && ts.isStringLiteral(arg.literal)) this.dynamicSpecifiers.add(arg.literal.text);
         break;
       }
-      case SK.NewExpression: {
+      case V.NewExpression: {
         // `new X` and `new X()` are the same call.
         const n = node as TS.NewExpression;
         out.push('(', 'NewExpression');
@@ -744,7 +770,7 @@ class SliceBuilder {
         out.push(')');
         return;
       }
-      case SK.SemicolonClassElement:
+      case V.SemicolonClassElement:
         return;
       default:
         break;
@@ -752,21 +778,69 @@ class SliceBuilder {
     // Generic node: kind, the properties that are not child nodes, then children in order.
     out.push('(', kindName(k));
     this.emitFlags(node);
-    const propName = PROPERTY_NAME_PARENTS.has(k) ? (node as { name?: TS.Node }).name : undefined;
-    ts.forEachChild(
-      node,
-      (child) => {
-        if (child === propName) this.emitPropertyName(child);
-        else this.visit(child, ctx, owner, depth + 1);
-        return undefined;
-      },
-      (list) => {
-        this.visitList(list, ctx, owner, depth + 1);
-        return undefined;
-      },
-    );
+    const propName = this.propertyNameParent[k] ? (node as { name?: TS.Node }).name : undefined;
+    const cap = this.capture;
+    if (cap !== undefined && (node === cap.root || node === cap.init)) {
+      // The declaration being digested (or its function initializer): record where each child's
+      // tokens are, so its header digest can reuse them (headerDigestFromWalk).
+      ts.forEachChild(
+        node,
+        (child) => {
+          const mark = this.markPart();
+          if (child === propName) this.emitPropertyName(child);
+          else this.visit(child, ctx, owner, depth + 1);
+          this.recordPart(cap, child, mark);
+          return undefined;
+        },
+        (list) => {
+          const mark = this.markPart();
+          this.visitList(list, ctx, owner, depth + 1);
+          this.recordPart(cap, list, mark);
+          return undefined;
+        },
+      );
+    } else {
+      // Same visit as the branch above, with callbacks allocated once (this runs for most nodes).
+      this.gCtx = ctx;
+      this.gOwner = owner;
+      this.gDepth = depth + 1;
+      this.gProp = propName;
+      this.forEachChild(node, this.onChild, this.onList);
+    }
     out.push(')');
   }
+
+  // Arguments of the generic child visit (visitNodeBody), kept in fields so that its two callbacks are
+  // allocated once; each callback restores them after a child's visit has used them for its own.
+  private gCtx: Ctx = Ctx.Stmt;
+  private gOwner = -1;
+  private gDepth = 0;
+  private gProp: TS.Node | undefined;
+  private readonly onChild = (child: TS.Node): undefined => {
+    const ctx = this.gCtx;
+    const owner = this.gOwner;
+    const depth = this.gDepth;
+    const prop = this.gProp;
+    if (child === prop) this.emitPropertyName(child);
+    else this.visit(child, ctx, owner, depth);
+    this.gCtx = ctx;
+    this.gOwner = owner;
+    this.gDepth = depth;
+    this.gProp = prop;
+    return undefined;
+  };
+  private readonly onList = (list: TS.NodeArray<TS.Node>): undefined => {
+    const ctx = this.gCtx;
+    const owner = this.gOwner;
+    const depth = this.gDepth;
+    const prop = this.gProp;
+    this.visitList(list, ctx, owner, depth);
+    this.gCtx = ctx;
+    this.gOwner = owner;
+    this.gDepth = depth;
+    this.gProp = prop;
+    return undefined;
+  };
 
   private unparen(e: TS.Expression): TS.Expression {
     while (this.ts.isParenthesizedExpression(e)) e = e.expression;
@@ -785,10 +859,10 @@ class SliceBuilder {
   private visitList(list: TS.NodeArray<TS.Node> | undefined, ctx: Ctx, owner: number, depth: number, label = '['): void {
     if (!list) return;
     const ts = this.ts;
-    if (list.length && isProseKind(ts, list[0]!.kind)) return;
+    if (list.length && this.visitAction[list[0]!.kind] === V.Prose) return;
     this.out.push(label);
     for (const n of list) {
-      if (n.kind === ts.SyntaxKind.EmptyStatement) continue; // `;` in a statement list is nothing
+      if (n.kind === this.SK.EmptyStatement) continue; // `;` in a statement list is nothing
       this.visit(n, ctx, owner, depth);
     }
     this.out.push(']');
@@ -812,38 +886,30 @@ class SliceBuilder {
 
   /** Properties of a node that are not child nodes but change its meaning. */
   private emitFlags(node: TS.Node): void {
-    const ts = this.ts;
-    const SK = ts.SyntaxKind;
     const flags = node.flags & this.flagMask;
     if (flags) this.out.push(`f${flags}`);
     const n = node as unknown as Record<string, unknown>;
-    switch (node.kind) {
-      case SK.PrefixUnaryExpression:
-      case SK.PostfixUnaryExpression:
-      case SK.TypeOperator:
+    switch (this.flagAction[node.kind]) {
+      case F.Operator: // PrefixUnaryExpression, PostfixUnaryExpression, TypeOperator
         this.out.push(kindName(n.operator as number));
         break;
-      case SK.HeritageClause:
-      case SK.ImportAttributes:
+      case F.Token: // HeritageClause, ImportAttributes
         this.out.push(kindName(n.token as number));
         break;
-      case SK.MetaProperty:
+      case F.KeywordToken: // MetaProperty
         this.out.push(kindName(n.keywordToken as number));
         break;
-      case SK.ImportClause:
+      case F.ImportClause:
         if (n.isTypeOnly) this.out.push('type-only');
         if (n.phaseModifier) this.out.push(kindName(n.phaseModifier as number));
         break;
-      case SK.ImportSpecifier:
-      case SK.ExportSpecifier:
-      case SK.ExportDeclaration:
-      case SK.ImportEqualsDeclaration:
+      case F.TypeOnly: // ImportSpecifier, ExportSpecifier, ExportDeclaration, ImportEqualsDeclaration
         if (n.isTypeOnly) this.out.push('type-only');
         break;
-      case SK.ImportType:
+      case F.TypeOf: // ImportType
         if (n.isTypeOf) this.out.push('typeof');
         break;
-      case SK.ExportAssignment:
+      case F.ExportEquals: // ExportAssignment
         if (n.isExportEquals) this.out.push('export=');
         break;
       default:
@@ -865,7 +931,7 @@ class SliceBuilder {
     for (const doc of docs) {
       for (const tag of doc.tags ?? []) {
         if (!TYPE_TAG_KINDS(ts).has(tag.kind)) continue;
-        if (doc !== last && tag.kind !== ts.SyntaxKind.JSDocOverloadTag) continue;
+        if (doc !== last && tag.kind !== this.SK.JSDocOverloadTag) continue;
         this.out.push('jsdoc', kindName(tag.kind), tag.tagName.text);
         ts.forEachChild(
           tag,
@@ -898,7 +964,14 @@ class SliceBuilder {
   private emitComment(value: string): void {
     this.out.push('c', value);
     this.declComments.push(value);
+    this.commentsEmitted++;
   }
+
+  /** Meaningful comments emitted so far (a header part that received one is not reused). */
+  private commentsEmitted = 0;
+
+  /** Token ranges of the header parts of the declaration being digested (headerDigestFromWalk). */
+  private capture: HeaderCapture | undefined;
 
   /**
    * Emit meaningful comments that lead this node (before its first token). That includes any comment
@@ -1018,17 +1091,17 @@ class SliceBuilder {
   private isHoisted(stmt: TS.Statement): boolean {
     const ts = this.ts;
     if (this.variant === 'dts') return true; // a declaration file evaluates nothing
-    if (this.hasModifier(stmt, ts.SyntaxKind.DeclareKeyword)) return true;
+    if (this.hasModifier(stmt, this.SK.DeclareKeyword)) return true;
     switch (stmt.kind) {
-      case ts.SyntaxKind.FunctionDeclaration:
-      case ts.SyntaxKind.InterfaceDeclaration:
-      case ts.SyntaxKind.TypeAliasDeclaration:
+      case this.SK.FunctionDeclaration:
+      case this.SK.InterfaceDeclaration:
+      case this.SK.TypeAliasDeclaration:
         return true;
-      case ts.SyntaxKind.ImportDeclaration:
+      case this.SK.ImportDeclaration:
         return !!(stmt as TS.ImportDeclaration).importClause?.isTypeOnly;
-      case ts.SyntaxKind.ExportDeclaration:
+      case this.SK.ExportDeclaration:
         return (stmt as TS.ExportDeclaration).isTypeOnly;
-      case ts.SyntaxKind.ModuleDeclaration:
+      case this.SK.ModuleDeclaration:
         return !this.isInstantiated(stmt as TS.ModuleDeclaration);
       default:
         return false;
@@ -1047,7 +1120,7 @@ class SliceBuilder {
       if (ts.isModuleDeclaration(s)) return this.isInstantiated(s);
       if (ts.isImportDeclaration(s) && s.importClause?.isTypeOnly) return false;
       if (ts.isExportDeclaration(s) && s.isTypeOnly) return false;
-      if (this.hasModifier(s, ts.SyntaxKind.DeclareKeyword)) return false;
+      if (this.hasModifier(s, this.SK.DeclareKeyword)) return false;
       return true;
     });
   }
@@ -1127,21 +1200,27 @@ class SliceBuilder {
     const moduleNames = new Set<string>();
     for (const p of this.pending) if (p.fact.parent === -1) moduleNames.add(p.name);
     for (const local of this.importSources.keys()) moduleNames.add(local);
-    const keep = (names: Iterable<string>) => [...new Set([...names].filter((n) => moduleNames.has(n)))].sort();
+    // Sorted module-level names among `names` (a set: already unique).
+    const keep = (names: ReadonlySet<string>) => {
+      const out: string[] = [];
+      for (const n of names) if (moduleNames.has(n)) out.push(n);
+      return out.sort();
+    };
     for (const i of this.shapeQueue) {
       const p = this.pending[i]!;
       const refs = this.pendingRefs.get(i) ?? new Set<string>();
       if (p.fact.semantic === null) continue;
       const shapeRefs = new Set<string>();
       const projection = this.shapeProjection(p, shapeRefs);
+      const kept = keep(refs);
       if (projection === null) {
         p.fact.shape = digestParts(this.tag('shape-full'), [p.fact.kind, p.fact.semantic]);
-        p.fact.shapeRefs = keep(refs);
+        p.fact.shapeRefs = [...kept];
       } else {
         p.fact.shape = digestParts(this.tag('shape'), [p.fact.kind, ...projection]);
         p.fact.shapeRefs = keep(shapeRefs);
       }
-      p.fact.refs = keep(refs);
+      p.fact.refs = kept;
     }
   }
 
@@ -1210,17 +1289,17 @@ class SliceBuilder {
           hashPrivate = true; // `#private` members make the class nominal; their names do not show
           continue;
         }
-        const isPrivate = this.hasModifier(m, ts.SyntaxKind.PrivateKeyword);
+        const isPrivate = this.hasModifier(m, this.SK.PrivateKeyword);
         this.out.push('member', kindName(m.kind));
         if (isPrivate) {
           // A private member shows as `private name;`: its existence and name, not its type.
-          this.out.push('private', this.hasModifier(m, ts.SyntaxKind.StaticKeyword) ? 'static' : 'instance');
+          this.out.push('private', this.hasModifier(m, this.SK.StaticKeyword) ? 'static' : 'instance');
           if (mname) this.emitPropertyName(mname);
           continue;
         }
         if (ts.isConstructorDeclaration(m)) {
           for (const param of m.parameters) {
-            const paramPrivate = this.hasModifier(param, ts.SyntaxKind.PrivateKeyword);
+            const paramPrivate = this.hasModifier(param, this.SK.PrivateKeyword);
             this.out.push('param');
             if (paramPrivate) {
               this.out.push('private');
@@ -1263,6 +1342,66 @@ class SliceBuilder {
     }
     // Interfaces, type aliases, enums (their values are inlined), namespaces, default exports: whole.
     return false;
+  }
+
+  /** Where the walk is: buffer length, comments emitted, declarations created. */
+  private markPart(): Mark {
+    return [this.out.length, this.commentsEmitted, this.pending.length];
+  }
+
+  /**
+   * Record the tokens a header part produced. A part during which a meaningful comment was emitted or
+   * a nested declaration created is recorded as unusable (the header walk would produce other tokens).
+   */
+  private recordPart(cap: HeaderCapture, part: object, mark: Mark): void {
+    if (cap.buf === undefined) cap.buf = this.out;
+    const clean = cap.buf === this.out && this.commentsEmitted === mark[1] && this.pending.length === mark[2];
+    cap.ranges.set(part, clean ? [mark[0], this.out.length] : null);
+  }
+
+  /**
+   * The header digest from the tokens the digest walk already produced for the header's parts: the
+   * same nodes visited the same way as headerDigest's own walk (the walk's context only changes nested
+   * declarations and comments, and a part in which either appeared is not reused), assembled in the
+   * same order with the same '-' for absent slots. Returns null when a part is not available: then
+   * headerDigest walks the header itself.
+   */
+  private headerDigestFromWalk(node: TS.Node, cap: HeaderCapture): string | undefined | null {
+    if (cap.buf === undefined) return null;
+    const ts = this.ts;
+    const buf = cap.buf;
+    const parts: string[] = [];
+    const list = (l: TS.NodeArray<TS.Node> | undefined): boolean => {
+      if (!l) return true; // visitList(undefined) emits nothing
+      const r = cap.ranges.get(l);
+      if (!r) return false;
+      for (let i = r[0]; i < r[1]; i++) parts.push(buf[i]!);
+      return true;
+    };
+    const slot = (n: TS.Node | undefined): boolean => {
+      if (!n) {
+        parts.push('-');
+        return true;
+      }
+      const r = cap.ranges.get(n);
+      if (!r) return false;
+      for (let i = r[0]; i < r[1]; i++) parts.push(buf[i]!);
+      return true;
+    };
+    if (!list((node as { modifiers?: TS.NodeArray<TS.Node> }).modifiers)) return null;
+    if (ts.isFunctionLike(node)) {
+      const f = node as TS.SignatureDeclaration;
+      if (!list(f.typeParameters) || !list(f.parameters) || !slot(f.type)) return null;
+    } else if (ts.isClassDeclaration(node) || ts.isInterfaceDeclaration(node)) {
+      if (!list(node.typeParameters) || !list(node.heritageClauses)) return null;
+    } else if (ts.isVariableDeclaration(node) || ts.isPropertyDeclaration(node)) {
+      if (!slot(node.type)) return null;
+      const init = node.initializer;
+      if (init && (ts.isArrowFunction(init) || ts.isFunctionExpression(init))) {
+        if (!list(init.typeParameters) || !list(init.parameters) || !slot(init.type)) return null;
+      }
+    }
+    return parts.length ? digestParts(this.tag('header'), parts) : undefined;
   }
 
   /** Header digest (explanatory): the signature of function-likes, the heritage of classes. */
@@ -1381,6 +1520,26 @@ class SliceBuilder {
 
 const EMPTY_ARGS = [] as unknown as TS.NodeArray<TS.Expression>;
 
+/** Buffer length, meaningful comments emitted, declarations created — at the start of a header part. */
+type Mark = [number, number, number];
+
+interface HeaderCapture {
+  /** The declaration node whose children are recorded, and its function initializer, if any. */
+  root: TS.Node;
+  init: TS.Node | undefined;
+  /** Header part (child node or node list) → its [start, end) in `buf`, or null when not reusable. */
+  ranges: Map<object, [number, number] | null>;
+  /** The declaration's digest buffer. */
+  buf: string[] | undefined;
+}
+
+/** The arrow or function expression initialising a variable or property (its signature is the header). */
+function headerInitializer(ts: typeof TS, node: TS.Node): TS.Node | undefined {
+  if (!ts.isVariableDeclaration(node) && !ts.isPropertyDeclaration(node)) return undefined;
+  const init = node.initializer;
+  return init && (ts.isArrowFunction(init) || ts.isFunctionExpression(init)) ? init : undefined;
+}
+
 function moduleExportName(n: TS.ModuleExportName): string {
   return n.text;
 }
@@ -1435,3 +1594,96 @@ const PROPERTY_NAME_PARENTS = {
     return propertyNameParentsSet.has(k);
   },
 };
+
+/** What visitNodeBody does with a node kind; None is the generic path. */
+const enum V {
+  None,
+  Identifier,
+  PrivateIdentifier,
+  StringLiteral,
+  NumericLiteral,
+  BigIntLiteral,
+  Template,
+  RegularExpressionLiteral,
+  JsxText,
+  JsxExpression,
+  Prose,
+  ParenthesizedExpression,
+  ParenthesizedType,
+  ExpressionStatement,
+  EmptyStatement,
+  ForStatement,
+  BindingElement,
+  TypeParameter,
+  CallExpression,
+  ImportType,
+  NewExpression,
+  SemicolonClassElement,
+}
+
+let visitActionTable: Uint8Array | undefined;
+function visitActions(ts: typeof TS): Uint8Array {
+  if (visitActionTable) return visitActionTable;
+  const SK = ts.SyntaxKind;
+  const t = new Uint8Array(SK.Count + 1);
+  const set = (kinds: number[], v: V) => {
+    for (const k of kinds) t[k] = v;
+  };
+  set([SK.Identifier], V.Identifier);
+  set([SK.PrivateIdentifier], V.PrivateIdentifier);
+  set([SK.StringLiteral], V.StringLiteral);
+  set([SK.NumericLiteral], V.NumericLiteral);
+  set([SK.BigIntLiteral], V.BigIntLiteral);
+  set([SK.NoSubstitutionTemplateLiteral, SK.TemplateHead, SK.TemplateMiddle, SK.TemplateTail], V.Template);
+  set([SK.RegularExpressionLiteral], V.RegularExpressionLiteral);
+  set([SK.JsxText], V.JsxText);
+  set([SK.JsxExpression], V.JsxExpression);
+  set([SK.JSDocText, SK.JSDocLink, SK.JSDocLinkCode, SK.JSDocLinkPlain], V.Prose);
+  set([SK.ParenthesizedExpression], V.ParenthesizedExpression);
+  set([SK.ParenthesizedType], V.ParenthesizedType);
+  set([SK.ExpressionStatement], V.ExpressionStatement);
+  set([SK.EmptyStatement], V.EmptyStatement);
+  set([SK.ForStatement], V.ForStatement);
+  set([SK.BindingElement], V.BindingElement);
+  set([SK.TypeParameter], V.TypeParameter);
+  set([SK.CallExpression], V.CallExpression);
+  set([SK.ImportType], V.ImportType);
+  set([SK.NewExpression], V.NewExpression);
+  set([SK.SemicolonClassElement], V.SemicolonClassElement);
+  return (visitActionTable = t);
+}
+
+/** What emitFlags adds for a node kind. */
+const enum F {
+  None,
+  Operator,
+  Token,
+  KeywordToken,
+  ImportClause,
+  TypeOnly,
+  TypeOf,
+  ExportEquals,
+}
+
+let flagActionTable: Uint8Array | undefined;
+function flagActions(ts: typeof TS): Uint8Array {
+  if (flagActionTable) return flagActionTable;
+  const SK = ts.SyntaxKind;
+  const t = new Uint8Array(SK.Count + 1);
+  for (const k of [SK.PrefixUnaryExpression, SK.PostfixUnaryExpression, SK.TypeOperator]) t[k] = F.Operator;
+  for (const k of [SK.HeritageClause, SK.ImportAttributes]) t[k] = F.Token;
+  t[SK.MetaProperty] = F.KeywordToken;
+  t[SK.ImportClause] = F.ImportClause;
+  for (const k of [SK.ImportSpecifier, SK.ExportSpecifier, SK.ExportDeclaration, SK.ImportEqualsDeclaration]) t[k] = F.TypeOnly;
+  t[SK.ImportType] = F.TypeOf;
+  t[SK.ExportAssignment] = F.ExportEquals;
+  return (flagActionTable = t);
+}
+
+let propertyNameParentTable: Uint8Array | undefined;
+function propertyNameParents(ts: typeof TS): Uint8Array {
+  if (propertyNameParentTable) return propertyNameParentTable;
+  const t = new Uint8Array(ts.SyntaxKind.Count + 1);
+  for (let k = 0; k < t.length; k++) if (PROPERTY_NAME_PARENTS.has(k)) t[k] = 1;
+  return (propertyNameParentTable = t);
+}

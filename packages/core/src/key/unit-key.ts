@@ -221,6 +221,23 @@ async function projectKey(
   }
   const modules: Record<string, string> = {};
   for (const f of report.files) modules[f.module.identity] = f.module.degraded ? `degraded:${f.content_hash}` : f.module.digest;
+  // Source order the module digest leaves out but an output can show: the order of same-named
+  // module-level declarations (overload signatures, merged interfaces: consumers resolve in that
+  // order), and — when the project emits CommonJS, whose `exports.a = …` assignments follow the source
+  // — the order of every module-level declaration.
+  const cjs = emitsCommonJs(prep.tsconfig.options, p.manifest);
+  for (const f of report.files) {
+    const decls = report.declarations
+      .filter((d) => d.module_level && d.span.file === f.path)
+      .sort((x, y) => x.span.startLine - y.span.startLine || x.span.startColumn - y.span.startColumn);
+    const byName = new Map<string, string[]>();
+    for (const d of decls) {
+      const name = d.path.replace(/(~[0-9a-f]{8})?(#\d+)?$/, '');
+      (byName.get(name) ?? byName.set(name, []).get(name)!).push(d.identity);
+    }
+    for (const [name, ids] of byName) if (ids.length > 1) modules[`${f.module.identity}#order:${name}`] = digestParts('kiln-order/1', ids);
+    if (cjs || /\.c[jt]s$/.test(f.path)) modules[`${f.module.identity}#cjs-order`] = digestParts('kiln-order/1', decls.map((d) => d.identity));
+  }
 
   const files: Record<string, string> = {};
   for (const f of report.files) {
@@ -381,6 +398,20 @@ class SurfaceCalculator {
     }
     return { digest: digestParts('kiln-surface-full/1', parts), mode: 'full', reason, exports: {} };
   }
+}
+
+/**
+ * Whether TypeScript emits CommonJS for the project's `.ts` files: `module` CommonJS/AMD/UMD/System,
+ * or a Node module mode with a package that is not `"type": "module"`, or no `module` with an ES5/ES3
+ * target (the compiler's default).
+ */
+function emitsCommonJs(options: Record<string, unknown>, manifest: Record<string, unknown>): boolean {
+  const module = options.module as number | undefined;
+  const target = options.target as number | undefined;
+  if (module === undefined) return target === undefined || target < 2;
+  if (module >= 1 && module <= 4) return true;
+  if (module >= 100 && module <= 199) return manifest.type !== 'module';
+  return false;
 }
 
 async function contentHashOf(path: string): Promise<string> {
