@@ -155,20 +155,31 @@ export function leadingDocs(text: string, pos: number): string[] {
 }
 
 /**
- * Normalised JSDoc blocks that start inside [start, end): documentation of members, parameters and
- * other nested parts. A `/**` inside a string literal is counted too; that can only add a spurious
- * documentation change, never hide a real one.
+ * Normalised JSDoc blocks inside a node: documentation of members, parameters, enum members and
+ * type-literal members, which a `.d.ts` carries. Found in the trivia before each descendant (where
+ * comments live), never by searching text, so `/**` inside a string or a regex is not a comment.
+ * Cheap when there is nothing to find: a node whose text has no `/**` is not walked.
  */
-export function innerDocs(text: string, start: number, end: number): string[] {
-  const out: string[] = [];
-  let i = text.indexOf('/**', start);
-  while (i !== -1 && i < end) {
-    const close = text.indexOf('*/', i + 3);
-    if (close === -1 || close + 2 > end) break;
-    if (close !== i + 2) out.push(normaliseDoc(text.slice(i, close + 2)));
-    i = text.indexOf('/**', close + 2);
-  }
-  return out;
+export function innerDocs(ts: typeof import('typescript'), sf: import('typescript').SourceFile, node: import('typescript').Node): string[] {
+  const text = sf.text;
+  const start = node.getStart(sf);
+  const first = text.indexOf('/**', start);
+  if (first === -1 || first >= node.end) return [];
+  const seen = new Set<number>();
+  const found: { pos: number; doc: string }[] = [];
+  const visit = (n: import('typescript').Node): void => {
+    if (n.end <= first) return;
+    for (const r of ts.getLeadingCommentRanges(text, n.pos) ?? []) {
+      if (r.kind !== ts.SyntaxKind.MultiLineCommentTrivia || r.pos < start || seen.has(r.pos)) continue;
+      const raw = text.slice(r.pos, r.end);
+      if (!raw.startsWith('/**') || raw === '/**/') continue;
+      seen.add(r.pos);
+      found.push({ pos: r.pos, doc: normaliseDoc(raw) });
+    }
+    ts.forEachChild(n, visit);
+  };
+  ts.forEachChild(node, visit);
+  return found.sort((a, b) => a.pos - b.pos).map((f) => f.doc);
 }
 
 function normaliseDoc(raw: string): string {

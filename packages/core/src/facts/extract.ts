@@ -364,7 +364,7 @@ class SliceBuilder {
     this.pending.push({ fact, name, node, hasBody });
     // Documentation of the declaration and of everything inside it (members, parameters, enum
     // members, type-literal members): a `.d.ts` carries all of it.
-    const docs = [...leadingDocs(this.text, docNode.pos), ...innerDocs(this.text, node.getStart(this.sf), node.end)];
+    const docs = [...leadingDocs(this.text, docNode.pos), ...innerDocs(this.ts, this.sf, node)];
     if (docs.length) fact.doc = digestParts(this.tag('doc'), docs);
 
     const prefix: string[] = [kind];

@@ -2,7 +2,8 @@
  * Harness for the SPEC §3 invariant suite (fixtures/invariants/<case>/{before,after,expect.json}).
  *
  * A case names only the declaration(s) it edits. The harness derives everything else:
- * - the Merkle ancestors of a changed/added/removed nested declaration must be `changed`;
+ * - the Merkle ancestors of a changed/added/removed nested declaration must be `changed`, those of a
+ *   re-documented one `redocumented` (a container's doc digest covers the docs inside it);
  * - EVERY OTHER declaration of the package must be `unchanged`;
  * - every module not named in `modules` must keep its module digest;
  * and it refuses fixtures that do not satisfy the SPEC's load-bearing conditions:
@@ -255,6 +256,16 @@ export async function checkCase(caseDir: string, override?: CaseExpectation): Pr
           const anc = [...(afterByKey.values()), ...(beforeByKey.values())].find((d) => d.module === e.module && d.path === p);
           if (!anc) continue;
           if (!expected.has(anc.identity)) expected.set(anc.identity, { status: 'changed', why: `ancestor of ${e.path}` });
+          editedKeys.add(recKey(anc));
+        }
+      }
+      if (e.status === 'redocumented') {
+        // A container's doc digest covers the docs inside it (a .d.ts carries them all): the
+        // ancestors of a re-documented member are re-documented, their meaning untouched.
+        for (const p of ancestorPaths(e.path)) {
+          const anc = [...(afterByKey.values()), ...(beforeByKey.values())].find((d) => d.module === e.module && d.path === p);
+          if (!anc) continue;
+          if (!expected.has(anc.identity)) expected.set(anc.identity, { status: 'redocumented', why: `ancestor of ${e.path}` });
           editedKeys.add(recKey(anc));
         }
       }
