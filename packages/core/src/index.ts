@@ -39,6 +39,7 @@ export {
 } from './key/unit-key.js';
 export {
   compileProject,
+  resolveBuildOutputs,
   resolveTypeScript,
   type CompileOptions,
   type CompileResult,
@@ -57,6 +58,7 @@ export {
   type DifferenceReason,
   type TokenAt,
 } from './build/equivalence.js';
-export { blankNonMeaningfulComments, type BlankOptions } from './build/blank-comments.js';
+export { blankNonMeaningfulComments, listComments, type BlankOptions, type CommentRange } from './build/blank-comments.js';
+export { checkAgainstFreshBuild, type FreshBuildCheck } from './build/soundness.js';
 export { recordComponents, readComponents, recordBuilt, readBuilt, recordsDir, type BuiltRecord } from './key/records.js';
 export { explainKeyChange, type KeyChange, type ChangeCategory } from './key/explain.js';
