@@ -114,6 +114,16 @@ describe('identity', () => {
     for (const d of report.declarations) expect(d.identity.startsWith(`typescript:@acme/util//${d.module}#`)).toBe(true);
   });
 
+  it('maps bundler outputs (dist/*.mjs, *.cjs, *.d.mts, *.d.cts) back to .ts sources', async () => {
+    const dir = tree('bundled', {
+      'package.json': JSON.stringify({ name: 'bundled', exports: { '.': { import: { types: './dist/index.d.mts', default: './dist/index.mjs' }, require: { types: './dist/index.d.cts', default: './dist/index.cjs' } } } }),
+      'src/index.ts': `export function hello(): string { return 'hi'; }\n`,
+    });
+    const report = await digestTree(dir, { store: false, workers: 0 });
+    expect(report.entries).toEqual([{ subpath: '.', names: ['hello'], external: [], unresolved: [] }]);
+    expect(report.declarations[0]!.surface).toEqual(['bundled#hello']);
+  });
+
   it('uses main when there is no exports map, and never includes the package version', async () => {
     const v1 = tree('main-v1', { 'package.json': JSON.stringify({ name: 'plain', version: '1.0.0', main: 'lib/index.js' }), 'lib/index.js': `exports.x = 1;\nexport function f() {}\n` });
     const v2 = tree('main-v2', { 'package.json': JSON.stringify({ name: 'plain', version: '2.3.4', main: 'lib/index.js' }), 'lib/index.js': `exports.x = 1;\nexport function f() {}\n` });

@@ -5,11 +5,13 @@
  */
 import { posix } from 'node:path';
 
+// Bundlers (tsup, tsdown, unbuild) emit `.mjs`/`.cjs` and `.d.mts`/`.d.cts` from plain `.ts` sources,
+// so those extensions also map back to `.ts`/`.tsx` after their own source forms.
 const TS_FOR_JS: Record<string, string[]> = {
   '.js': ['.ts', '.tsx', '.d.ts', '.js', '.jsx'],
   '.jsx': ['.tsx', '.jsx'],
-  '.mjs': ['.mts', '.d.mts', '.mjs'],
-  '.cjs': ['.cts', '.d.cts', '.cjs'],
+  '.mjs': ['.mts', '.d.mts', '.mjs', '.ts', '.tsx'],
+  '.cjs': ['.cts', '.d.cts', '.cjs', '.ts', '.tsx'],
 };
 const BARE_EXTS = ['.ts', '.tsx', '.d.ts', '.mts', '.cts', '.js', '.jsx', '.mjs', '.cjs'];
 
@@ -23,6 +25,7 @@ export function resolveInTree(base: string, files: ReadonlySet<string>): string 
     const stem = norm.slice(0, dts.index);
     const f = dts[1];
     candidates.push(`${stem}.${f}ts`, f ? `${stem}.${f}js` : `${stem}.tsx`, norm);
+    if (f) candidates.push(`${stem}.ts`, `${stem}.tsx`);
   } else if (ext && TS_FOR_JS[ext]) {
     const stem = norm.slice(0, -ext.length);
     candidates.push(...TS_FOR_JS[ext]!.map((e) => stem + e));

@@ -103,7 +103,8 @@ export async function expandPatterns(root: string, patterns: string[]): Promise<
 async function expand(root: string, prefix: string, segments: string[]): Promise<string[]> {
   if (!segments.length) return [prefix];
   const [seg, ...rest] = segments as [string, ...string[]];
-  const children = async () => (await listDirs(join(root, prefix))).filter((d) => !SKIP.has(d) && !d.startsWith('.'));
+  // Dot directories only when the pattern names them (pnpm's `examples/.*/*`).
+  const children = async () => (await listDirs(join(root, prefix))).filter((d) => !SKIP.has(d) && (!d.startsWith('.') || seg.startsWith('.')));
   if (seg === '**') {
     const out = await expand(root, prefix, rest);
     for (const d of await children()) out.push(...(await expand(root, posix.join(prefix, d), segments)));

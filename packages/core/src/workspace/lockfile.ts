@@ -82,7 +82,9 @@ function pnpmLockfile(text: string, root: string): Lockfile {
     kind: 'pnpm',
     async versionOf(name, projectRoot) {
       const v = importers.get(projectRoot === '' ? '.' : projectRoot)?.get(name) ?? importers.get('.')?.get(name);
-      if (v) return v.startsWith('link:') ? 'workspace' : v;
+      // `15.3.2(@babel/core@7.26.9)(…)`: the peer suffix names other packages' versions, each keyed
+      // on its own where a build reads it; the package's own version is what its types are.
+      if (v) return v.startsWith('link:') ? 'workspace' : v.replace(/\(.*$/, '');
       return installedVersion(root, name, projectRoot);
     },
     ambientTypes: () => [...new Set(all.flatMap((m) => [...m.keys()].filter((k) => k.startsWith('@types/'))))].sort(),
