@@ -1,12 +1,16 @@
 /**
- * Issue 2, point 10 — the slice store (cacache):
- * - slices are keyed by (content hash, extractor version, variant, digest schema), written if absent
- *   and integrity-checked on read;
- * - a second run over unchanged files parses nothing and gives the same report;
- * - two copies of one tree at different absolute paths give byte-identical reports and share slices;
- * - a corrupted entry (content bytes overwritten, content truncated, or well-formed but wrong data put
- *   under the key) is detected as KILN_STORE_CORRUPT, discarded, regenerated, and the report is still
- *   the one a store-less run gives;
+ * Issue 2, point 10 — the slice store (cacache, two levels per ADR 0012; layout in src/store/format.ts):
+ * - slices are identified by (content hash, extractor version, variant, digest schema), stored in
+ *   content-addressed packs written if absent and integrity-checked on read; a view's manifest maps its
+ *   paths to contents and packs; a loose slice (writeSlice) is written if absent;
+ * - a cold run writes O(1) entries (one pack, one manifest, the registry of views), a warm run writes
+ *   none and parses nothing, and gives the same report;
+ * - two copies of one tree at different absolute paths give byte-identical reports and share slices
+ *   (the second copy parses nothing); no absolute path is stored;
+ * - a corrupted entry — pack or manifest bytes overwritten, truncated or emptied; well-formed data that
+ *   is not a manifest or pack; a pack whose slice is another content's, malformed, or of another
+ *   extractor — is detected as KILN_STORE_CORRUPT, discarded, regenerated, and the report is still the
+ *   one a store-less run gives;
  * - a store that cannot be created gives KILN_STORE_UNAVAILABLE and still the right answer.
  */
 import { createHash } from 'node:crypto';
@@ -16,12 +20,17 @@ import { join } from 'node:path';
 import cacache from 'cacache';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
+  createDigestPool,
   digestTree,
+  encodePack,
   extractSlice,
   fileKind,
+  manifestKey,
+  packItemOf,
   readSlice,
   sha256Hex,
   sliceKey,
+  viewIdOf,
   writeSlice,
   DIGEST_SCHEMA,
   EXTRACTOR_VERSION,
@@ -62,13 +71,39 @@ async function makeTree(root: string, files = FILES): Promise<string> {
 const canonical = (r: DigestReport, dropCodes: string[] = []) =>
   JSON.stringify({ ...r, stats: undefined, diagnostics: r.diagnostics.filter((d) => !dropCodes.includes(d.code)) });
 
-/** Where the store keeps the content of the slice for one source file. */
+type ManifestJson = { packs: [string, string, number][]; files: [string, string, string, number][] } & Record<string, unknown>;
+
+/** The view's manifest (key, cacache entry, parsed JSON). */
+async function manifestOf(store: string, root: string) {
+  const key = manifestKey(viewIdOf(root), DIGEST_SCHEMA);
+  const info = await cacache.get.info(store, key);
+  expect(info, 'manifest entry of the view').toBeTruthy();
+  const { data } = await cacache.get(store, key);
+  return { key, info: info!, json: JSON.parse(data.toString('utf8')) as ManifestJson };
+}
+
+/** Where the store keeps the slice of one source file: the pack its view's manifest names. */
 async function entryOf(store: string, root: string, rel: string) {
   const bytes = await readFile(join(root, rel));
-  const key = sliceKey(sha256Hex(bytes), fileKind(rel)!.variant, DIGEST_SCHEMA);
+  const { json } = await manifestOf(store, root);
+  const row = json.files.find((f) => f[0] === rel);
+  expect(row, `manifest row for ${rel}`).toBeTruthy();
+  expect(row![1]).toBe(sha256Hex(bytes));
+  const [key, integrity, size] = json.packs[row![3]]!;
   const info = await cacache.get.info(store, key);
-  expect(info, `store entry for ${rel}`).toBeTruthy();
-  return { key, info: info!, bytes };
+  expect(info, `pack entry for ${rel}`).toBeTruthy();
+  expect(info!.integrity).toBe(integrity);
+  return { key, info: info!, size, bytes, contentHash: row![1] };
+}
+
+/** Replace the view's manifest with a well-formed one (valid integrity) that maps `rel` to `pack`. */
+async function pointAt(store: string, root: string, rel: string, pack: Buffer) {
+  const { key, json } = await manifestOf(store, root);
+  const packKeyName = `kiln-test/pack/${sha256Hex(pack)}`;
+  const integrity = await cacache.put(store, packKeyName, pack);
+  json.packs.push([packKeyName, String(integrity), pack.length]);
+  json.files = json.files.map((f) => (f[0] === rel ? [f[0], f[1], f[2], json.packs.length - 1] : f));
+  await cacache.put(store, key, Buffer.from(JSON.stringify(json)));
 }
 
 describe('keys', () => {
@@ -115,6 +150,73 @@ describe('warm runs', () => {
     expect(edited.stats).toMatchObject({ parsed: 1, storeHits: SOURCES.length - 1 });
   });
 
+  it('a cold run writes O(1) store entries; a warm run writes none', async () => {
+    const root = await makeTree(await tempDir());
+    const store = join(await tempDir(), 'store');
+    await digestTree(root, { store, workers: 2 });
+    const keys = Object.keys(await cacache.ls(store)).sort();
+    // One pack, this view's manifest, the registry of views — whatever the number of files.
+    expect(keys.map((k) => k.replace(/[0-9a-f]{32,}/g, '<hash>'))).toEqual([
+      `kiln/v2/manifest/x${EXTRACTOR_VERSION}/d${DIGEST_SCHEMA}/<hash>`,
+      'kiln/v2/pack/<hash>',
+      `kiln/v2/views/x${EXTRACTOR_VERSION}/d${DIGEST_SCHEMA}`,
+    ]);
+    const before = await manifestOf(store, root);
+    const warm = await digestTree(root, { store, workers: 2 });
+    expect(warm.stats).toMatchObject({ parsed: 0, storeHits: SOURCES.length });
+    const after = await manifestOf(store, root);
+    expect(after.info.time).toBe(before.info.time); // not rewritten
+    expect(Object.keys(await cacache.ls(store)).sort()).toEqual(keys);
+  });
+
+  it('a manifest never names more than a few packs: edits are repacked', async () => {
+    const root = await makeTree(await tempDir());
+    const store = join(await tempDir(), 'store');
+    await digestTree(root, { store, workers: 0 });
+    for (let i = 0; i < 12; i++) {
+      await writeFile(join(root, 'src/util.ts'), FILES['src/util.ts']!.replace('x * 2', `x * ${i + 3}`));
+      const r = await digestTree(root, { store, workers: 0 });
+      expect(r.stats).toMatchObject({ parsed: 1, storeHits: SOURCES.length - 1 });
+      const { json } = await manifestOf(store, root);
+      expect(json.packs.length).toBeLessThanOrEqual(8);
+      expect(json.files.map((f) => f[0])).toEqual(SOURCES);
+    }
+    expect(canonical(await digestTree(root, { store, workers: 0 }))).toBe(canonical(await digestTree(root, { store: false, workers: 0 })));
+  });
+
+  it('runs on part of a view keep the rest of its manifest; deleted files leave it', async () => {
+    const root = await makeTree(await tempDir());
+    const store = join(await tempDir(), 'store');
+    await digestTree(root, { store, workers: 0 });
+    // A file list (as a tsconfig gives) and a single file: only those entries are touched.
+    const part = await digestTree(root, { store, workers: 0, files: ['src/util.ts', 'src/view.tsx'] });
+    expect(part.stats).toMatchObject({ files: 2, parsed: 0, storeHits: 2 });
+    await digestTree(join(root, 'src/index.ts'), { store, workers: 0 });
+    expect((await manifestOf(store, root)).json.files.map((f) => f[0])).toEqual(SOURCES);
+    await rm(join(root, 'src/legacy.js'));
+    const whole = await digestTree(root, { store, workers: 0 });
+    expect(whole.stats).toMatchObject({ parsed: 0, storeHits: SOURCES.length - 1 });
+    expect((await manifestOf(store, root)).json.files.map((f) => f[0])).toEqual(SOURCES.filter((f) => f !== 'src/legacy.js'));
+  });
+
+  it('a caller-owned pool is used for misses and left open', async () => {
+    const root = await makeTree(await tempDir());
+    const store = join(await tempDir(), 'store');
+    const pool = createDigestPool(2);
+    try {
+      const cold = await digestTree(root, { store, pool });
+      expect(cold.stats).toMatchObject({ parsed: SOURCES.length, storeHits: 0, workers: 2 });
+      const warm = await digestTree(root, { store, pool });
+      expect(warm.stats).toMatchObject({ parsed: 0, storeHits: SOURCES.length, workers: 0 });
+      expect(canonical(warm)).toBe(canonical(cold));
+      // Still usable: it was not closed by digestTree.
+      const again = await digestTree(root, { store: false, pool });
+      expect(canonical(again)).toBe(canonical(cold));
+    } finally {
+      await pool.destroy();
+    }
+  });
+
   it('two copies of a tree at different absolute paths give byte-identical reports and share slices', async () => {
     const a = await makeTree(join(await tempDir(), 'one', 'pkg'));
     const b = join(await tempDir(), 'some', 'deeper', 'place', 'pkg-copy');
@@ -126,107 +228,180 @@ describe('warm runs', () => {
     expect(rb.stats).toMatchObject({ parsed: 0, storeHits: SOURCES.length });
     const ja = canonical(ra);
     expect(canonical(rb)).toBe(ja);
-    // No absolute path leaks into the report (or into the slices it came from).
+    // No absolute path leaks into the report, or into anything stored (keys, manifests, packs).
     expect(ja).not.toContain(a);
     expect(ja).not.toContain(b);
     expect(ja).not.toContain(tmpdir());
-    for (const rel of SOURCES) {
-      const { info } = await entryOf(store, a, rel);
-      const text = (await readFile(info.path)).toString('utf8');
-      expect(text).not.toContain(tmpdir());
+    const listed = await cacache.ls(store);
+    expect(JSON.stringify(Object.keys(listed))).not.toContain(tmpdir());
+    for (const entry of Object.values(listed)) {
+      expect((await readFile(entry.path)).toString('utf8')).not.toContain(tmpdir());
     }
-    // Identical files in one tree share one slice too.
+    for (const rel of SOURCES) {
+      // The second view's slices are the first view's: the same pack.
+      const x = await entryOf(store, a, rel);
+      const y = await entryOf(store, b, rel);
+      expect(y.info.integrity).toBe(x.info.integrity);
+    }
+    // Identical files in one tree share one slice too: one content, one place in the pack.
     const x = await entryOf(store, a, 'src/util.ts');
     const y = await entryOf(store, a, 'src/copy.ts');
-    expect(x.key).toBe(y.key);
+    expect(y.contentHash).toBe(x.contentHash);
+    const head = JSON.parse((await readFile(x.info.path)).toString('utf8').split('\n')[0]!) as { slices: string[][] };
+    expect(head.slices.filter((e) => e[0] === x.contentHash)).toHaveLength(1);
   });
 });
 
 describe('corrupted entries are detected, discarded and regenerated', () => {
-  type Corruption = (ctx: { store: string; root: string; rel: string; key: string; path: string; size: number }) => Promise<void>;
+  type Ctx = { store: string; root: string; rel: string; packPath: string; packSize: number; manifestPath: string; manifestSize: number };
+  type Corruption = (ctx: Ctx) => Promise<void>;
   const writable = async (path: string) => chmod(path, 0o644).catch(() => undefined);
+  const ALL = 'every file of the pack';
+  const VIEW = 'the manifest (then every file)';
+  const ONE = 'that file only';
 
-  const corruptions: [string, Corruption][] = [
+  /** A pack (valid integrity) whose header says it holds `rel`'s content, with `body` as the slice. */
+  const craftedPack = async (root: string, rel: string, body: (own: ReturnType<typeof extractSlice>) => unknown) => {
+    const own = extractSlice(await readFile(join(root, rel)), fileKind(rel)!.variant);
+    return encodePack([{ ...packItemOf(own), json: JSON.stringify(body(own)) }]);
+  };
+
+  const corruptions: [string, string, Corruption][] = [
     [
-      'content bytes overwritten (same size)',
-      async ({ path, size }) => {
-        await writable(path);
-        await writeFile(path, Buffer.alloc(size, 0x7b));
+      'pack bytes overwritten (same size)',
+      ALL,
+      async ({ packPath, packSize }) => {
+        await writable(packPath);
+        await writeFile(packPath, Buffer.alloc(packSize, 0x7b));
       },
     ],
     [
-      'content truncated',
-      async ({ path, size }) => {
-        await writable(path);
-        await truncate(path, Math.floor(size / 2));
+      'pack truncated',
+      ALL,
+      async ({ packPath, packSize }) => {
+        await writable(packPath);
+        await truncate(packPath, Math.floor(packSize / 2));
       },
     ],
     [
-      'content emptied',
-      async ({ path }) => {
-        await writable(path);
-        await truncate(path, 0);
+      'pack emptied',
+      ALL,
+      async ({ packPath }) => {
+        await writable(packPath);
+        await truncate(packPath, 0);
       },
     ],
     [
-      'valid integrity, not JSON',
-      async ({ store, key }) => {
-        await cacache.put(store, key, Buffer.from('this is not { json'));
+      'manifest bytes overwritten (same size)',
+      VIEW,
+      async ({ manifestPath, manifestSize }) => {
+        await writable(manifestPath);
+        await writeFile(manifestPath, Buffer.alloc(manifestSize, 0x20));
       },
     ],
     [
-      'valid integrity, JSON that is not a slice',
-      async ({ store, key }) => {
-        await cacache.put(store, key, Buffer.from(JSON.stringify({ hello: 'world' })));
+      'manifest truncated',
+      VIEW,
+      async ({ manifestPath, manifestSize }) => {
+        await writable(manifestPath);
+        await truncate(manifestPath, Math.floor(manifestSize / 2));
       },
     ],
     [
-      'valid integrity, JSON null',
-      async ({ store, key }) => {
-        await cacache.put(store, key, Buffer.from('null'));
+      'manifest: valid integrity, not JSON',
+      VIEW,
+      async ({ store, root }) => {
+        await cacache.put(store, manifestKey(viewIdOf(root), DIGEST_SCHEMA), Buffer.from('this is not { json'));
       },
     ],
     [
-      "valid integrity, another file's slice",
-      async ({ store, key, root }) => {
+      'manifest: valid integrity, JSON that is not a manifest',
+      VIEW,
+      async ({ store, root }) => {
+        await cacache.put(store, manifestKey(viewIdOf(root), DIGEST_SCHEMA), Buffer.from(JSON.stringify({ hello: 'world' })));
+      },
+    ],
+    [
+      'manifest: valid integrity, JSON null',
+      VIEW,
+      async ({ store, root }) => {
+        await cacache.put(store, manifestKey(viewIdOf(root), DIGEST_SCHEMA), Buffer.from('null'));
+      },
+    ],
+    [
+      'manifest names, for one file, content that is not a pack (valid integrity)',
+      ONE,
+      async ({ store, root, rel }) => {
+        await pointAt(store, root, rel, Buffer.from('this is not a pack\n{}'));
+      },
+    ],
+    [
+      "pack: valid integrity, another file's slice under this content",
+      ONE,
+      async ({ store, root, rel }) => {
         const other = extractSlice(await readFile(join(root, 'src/util.ts')), 'ts');
-        await cacache.put(store, key, Buffer.from(JSON.stringify(other)));
+        await pointAt(store, root, rel, await craftedPack(root, rel, () => other));
       },
     ],
     [
-      'valid integrity, right header but no declarations list',
-      async ({ store, key, root, rel }) => {
-        const own = extractSlice(await readFile(join(root, rel)), fileKind(rel)!.variant);
-        await cacache.put(store, key, Buffer.from(JSON.stringify({ ...own, decls: 'gone', module: null })));
+      'pack: valid integrity, right header but no declarations list',
+      ONE,
+      async ({ store, root, rel }) => {
+        await pointAt(store, root, rel, await craftedPack(root, rel, (own) => ({ ...own, decls: 'gone', module: null })));
       },
     ],
     [
-      'valid integrity, right header but another extractor version',
-      async ({ store, key, root, rel }) => {
+      'pack: valid integrity, right header but another extractor version',
+      ONE,
+      async ({ store, root, rel }) => {
+        await pointAt(store, root, rel, await craftedPack(root, rel, (own) => ({ ...own, extractor: EXTRACTOR_VERSION + 100 })));
+      },
+    ],
+    [
+      'pack: valid integrity, not JSON where the slice should be',
+      ONE,
+      async ({ store, root, rel }) => {
         const own = extractSlice(await readFile(join(root, rel)), fileKind(rel)!.variant);
-        await cacache.put(store, key, Buffer.from(JSON.stringify({ ...own, extractor: EXTRACTOR_VERSION + 100 })));
+        await pointAt(store, root, rel, encodePack([{ ...packItemOf(own), json: 'not { json' }]));
       },
     ],
   ];
 
-  it.each(corruptions)('%s', async (_name, corrupt) => {
+  it.each(corruptions)('%s (%s)', async (_name, scope, corrupt) => {
     const root = await makeTree(await tempDir());
     const store = join(await tempDir(), 'store');
     const expected = canonical(await digestTree(root, { store: false, workers: 0 }));
     await digestTree(root, { store, workers: 2 });
     const rel = 'src/index.ts';
-    const { key, info } = await entryOf(store, root, rel);
-    const size = (await stat(info.path)).size;
-    await corrupt({ store, root, rel, key, path: info.path, size });
+    const { info } = await entryOf(store, root, rel);
+    const m = await manifestOf(store, root);
+    await corrupt({
+      store,
+      root,
+      rel,
+      packPath: info.path,
+      packSize: (await stat(info.path)).size,
+      manifestPath: m.info.path,
+      manifestSize: (await stat(m.info.path)).size,
+    });
 
     for (const workers of [2, 0]) {
       const r = await digestTree(root, { store, workers });
       const corruptDiags = r.diagnostics.filter((d) => d.code === 'KILN_STORE_CORRUPT');
       if (workers === 2) {
-        // Detected, with a stable code naming the file, and recomputed.
-        expect(corruptDiags.map((d) => d.file)).toEqual([rel]);
-        expect(corruptDiags[0]!.severity).toBe('warning');
-        expect(r.stats).toMatchObject({ corruptEntries: 1, parsed: 1, storeHits: SOURCES.length - 1 });
+        // Detected, with a stable code (naming the file where it is about one), and recomputed.
+        expect(corruptDiags.length).toBeGreaterThan(0);
+        for (const d of corruptDiags) expect(d.severity).toBe('warning');
+        if (scope === ONE) {
+          expect(corruptDiags.map((d) => d.file)).toEqual([rel]);
+          expect(r.stats).toMatchObject({ corruptEntries: 1, parsed: 1, storeHits: SOURCES.length - 1 });
+        } else if (scope === ALL) {
+          expect(corruptDiags.map((d) => d.file).sort()).toEqual(SOURCES);
+          expect(r.stats).toMatchObject({ corruptEntries: SOURCES.length, parsed: SOURCES.length, storeHits: 0 });
+        } else {
+          expect(corruptDiags.map((d) => d.file)).toEqual([undefined]);
+          expect(r.stats).toMatchObject({ corruptEntries: 1, parsed: SOURCES.length, storeHits: 0 });
+        }
       } else {
         // Regenerated by the previous run: the store is whole again.
         expect(corruptDiags).toEqual([]);
@@ -235,7 +410,7 @@ describe('corrupted entries are detected, discarded and regenerated', () => {
       // The answer is the one a store-less run gives.
       expect(canonical(r, ['KILN_STORE_CORRUPT'])).toBe(expected);
     }
-    // The regenerated entry reads back as a verified hit.
+    // The regenerated slice reads back as a verified hit.
     const back = await readSlice(store, sha256Hex(await readFile(join(root, rel))), 'ts', DIGEST_SCHEMA);
     expect(back.status).toBe('hit');
     await expect(cacache.verify(store)).resolves.toMatchObject({ badContentCount: 0 });
@@ -246,13 +421,19 @@ describe('corrupted entries are detected, discarded and regenerated', () => {
     const store = join(await tempDir(), 'store');
     const expected = canonical(await digestTree(root, { store: false, workers: 0 }));
     await digestTree(root, { store, workers: 0 });
-    const { key } = await entryOf(store, root, 'src/util.ts');
     // cacache's index layout: index-v5/<sha256(key) split 2/2/rest>.
-    const bucket = join(store, 'index-v5', ...createHash('sha256').update(key).digest('hex').match(/^(..)(..)(.*)$/)!.slice(1));
-    await writeFile(bucket, 'garbage\tnot-json\n\u0000\u0001');
+    const bucketOf = (key: string) => join(store, 'index-v5', ...createHash('sha256').update(key).digest('hex').match(/^(..)(..)(.*)$/)!.slice(1));
+    // The pack's bucket: packs are read by integrity through the manifest, so nothing is lost.
+    const { key: packEntry } = await entryOf(store, root, 'src/util.ts');
+    await writeFile(bucketOf(packEntry), 'garbage\tnot-json\n\u0000\u0001');
+    const r1 = await digestTree(root, { store, workers: 0 });
+    expect(r1.stats).toMatchObject({ parsed: 0, storeHits: SOURCES.length });
+    expect(canonical(r1, ['KILN_STORE_CORRUPT'])).toBe(expected);
+    // The manifest's bucket: the view's manifest is gone, every file is parsed again, nothing else.
+    const { key } = await manifestOf(store, root);
+    await writeFile(bucketOf(key), 'garbage\tnot-json\n\u0000\u0001');
     const r = await digestTree(root, { store, workers: 0 });
-    // util.ts and its identical copy share the bucket's key: both are parsed again, nothing else.
-    expect(r.stats).toMatchObject({ parsed: 2, storeHits: SOURCES.length - 2 });
+    expect(r.stats).toMatchObject({ parsed: SOURCES.length, storeHits: 0 });
     expect(canonical(r, ['KILN_STORE_CORRUPT'])).toBe(expected);
     const again = await digestTree(root, { store, workers: 0 });
     expect(again.stats).toMatchObject({ parsed: 0, storeHits: SOURCES.length });

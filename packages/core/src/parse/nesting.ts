@@ -321,8 +321,14 @@ export function nestingUpperBound(text: string): number {
       while (i < n && isWordChar(text.charCodeAt(i))) i++;
       const len = i - start;
       if (len >= 4 && len <= 6 && (c === 116 || c === 118 || c === 100 || c === 97 || c === 107)) {
-        const w = text.slice(start, i);
-        if (w === 'typeof' || w === 'void' || w === 'delete' || w === 'await' || w === 'keyof') {
+        // The word is exactly one of these (same test as comparing the sliced word, without the slice).
+        if (
+          len === 6
+            ? text.startsWith('typeof', start) || text.startsWith('delete', start)
+            : len === 4
+              ? text.startsWith('void', start)
+              : len === 5 && (text.startsWith('await', start) || text.startsWith('keyof', start))
+        ) {
           chains[chains.length - 1]! += 2;
           depth += 2;
           if (depth > max) max = depth;

@@ -22,8 +22,9 @@ export function createDigestPool(threads = defaultWorkerCount()): DigestPool {
     minThreads: threads,
     maxThreads: threads,
     idleTimeout: 60_000,
-    // Two tasks per worker: while one task's slice is being written to the store (async I/O), the
-    // worker extracts the next file instead of idling. Tasks are independent; results are unchanged.
+    // Two tasks per worker: a task is synchronous (read, extract, serialise; digestTree writes the
+    // store itself, once per run), so the second is simply queued in the worker, which starts it the
+    // moment the first returns instead of waiting for a round trip to this thread. Results unchanged.
     concurrentTasksPerWorker: 2,
     // Deep syntax recurses in the parser; give workers the same headroom as the main thread.
     resourceLimits: { stackSizeMb: 8 },

@@ -1,5 +1,6 @@
 /**
- * Piscina worker: read one file by path, extract its slice, write it to the store. The parser loads
+ * Piscina worker: read one file by path, extract its slice (optionally write it to the store as a
+ * loose slice). The parser loads
  * on the first task and stays loaded for the worker's life. Nothing happens at import time.
  */
 import { readFileSync } from 'node:fs';
@@ -17,12 +18,19 @@ export interface DigestTask {
   variant: Variant;
   digestSchema: number;
   maxFileSize: number;
-  /** Store directory, or null to skip writing. */
+  /**
+   * Store directory to write the slice to as a loose slice (store/write-slice.ts), or null. digestTree
+   * passes null: it packs the slices of a run itself (one store entry per run, not per file).
+   */
   storeDir: string | null;
+  /** Return the slice as its JSON text (`json`) instead of an object: the caller stores that text as is. */
+  json?: boolean;
 }
 
 export interface DigestTaskResult {
   slice?: Slice;
+  /** The slice as JSON text, when the task asked for `json`. */
+  json?: string;
   readError?: string;
   storeError?: string;
   /** Milliseconds spent in extraction (parse + walk + hash), for timelines and benchmarks. */
@@ -46,7 +54,9 @@ export default async function digestFile(task: DigestTask): Promise<DigestTaskRe
   const t0 = performance.now();
   const slice = extractSlice(bytes, task.variant, { digestSchema: task.digestSchema, maxFileSize: task.maxFileSize });
   const extractMs = performance.now() - t0;
-  const result: DigestTaskResult = { slice, extractMs, worker: { threadId, tasks: tasksRun, parserLoads: parserLoads() } };
+  const result: DigestTaskResult = task.json
+    ? { json: JSON.stringify(slice), extractMs, worker: { threadId, tasks: tasksRun, parserLoads: parserLoads() } }
+    : { slice, extractMs, worker: { threadId, tasks: tasksRun, parserLoads: parserLoads() } };
   if (task.storeDir) {
     try {
       await writeSlice(task.storeDir, slice, true);

@@ -1,15 +1,76 @@
 /**
- * The local store's layout. One version constant (STORE_FORMAT_VERSION) and one key builder: a slice
- * is keyed by what it is a pure function of — content hash, parser variant, extractor version and
- * digest schema — and by nothing else (no path, no machine), so every view and clone shares it.
+ * The local store's layout (STORE_FORMAT_VERSION 2): ADR 0012's two levels on top of cacache.
+ *
+ * Storage level — content-addressed *packs* of slices. A slice is a pure function of (content hash,
+ * parser variant, extractor version, digest schema) and of nothing else (no path, no machine). The
+ * slices a run extracts are written together as one pack (store/pack.ts): one cacache entry whose key
+ * is the sha256 of its bytes (`kiln/v2/pack/<sha256>`), written if absent, integrity-checked (sha512)
+ * by cacache on every read. A pack's header lists what each slice in it is (content hash, variant,
+ * schema, extractor) and where it lies, so a pack is self-describing.
+ *
+ * Identity level — one *manifest* per view (store/manifest.ts): `{relative path → content hash,
+ * variant, pack}` for the files of one package root in one working tree, plus the packs it uses. A
+ * warm run reads its manifest and the few packs it names: O(1) entries, however many files. A cold
+ * run writes one pack and one manifest: O(1) entries.
+ *
+ * A view is identified by `viewId` = a hash of the package root's absolute path. It appears only in
+ * the manifest's cacache *key* (a local file name under index-v5/, hashed again by cacache); no
+ * absolute path is ever stored, reported, or part of a digest or a key that leaves the machine. Two
+ * clones at different paths are two views: each has its own manifest, and they share packs.
+ *
+ * Sharing across views — the registry of views (`kiln/v2/views/...`, one entry per extractor and
+ * schema) lists the views that wrote a manifest, most recent first. A run whose own manifest does not
+ * know a file's content looks the content up in the manifests of the other registered views (a
+ * content map: content hash → pack), so a new clone or worktree reuses what its siblings extracted;
+ * that costs O(views) reads, once per run, and only when something missed the run's own manifest.
+ *
+ * Single slices — `writeSlice`/`readSlice` keep the per-content API: a *loose* slice is a one-slice
+ * pack plus an index entry under `sliceKey(...)` pointing at it. digestTree never writes loose
+ * entries (that would be one entry per file again); readSlice finds a content's slice either loose or
+ * through the registered views' manifests.
+ *
+ * Every read re-verifies the slice itself (contentHash, variant, digestSchema, extractor, shape)
+ * exactly as the v1 per-slice store did: a manifest or pack that lies costs a re-parse, never a
+ * wrong digest.
+ *
+ * Garbage collection (not implemented yet): live = the manifests in the registry (and loose entries)
+ * → the packs they name; everything else under `kiln/v2/` can be removed, then `cacache.verify`
+ * reclaims unreferenced content. Manifests are rewritten only when they change, and repacked when
+ * they name too many packs or packs mostly dead (see digest-tree.ts), so dead packs accumulate slowly.
+ * Deleting the store directory is always safe.
  */
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { STORE_FORMAT_VERSION, EXTRACTOR_VERSION } from '../version.js';
+import { sha256Hex } from '../digest/hash.js';
 import type { Variant } from '../parse/language.js';
 
+const NS = `kiln/v${STORE_FORMAT_VERSION}`;
+
+/** Key of a loose slice (writeSlice/readSlice): what the slice is a pure function of, and nothing else. */
 export function sliceKey(contentHash: string, variant: Variant, digestSchema: number): string {
-  return `kiln/v${STORE_FORMAT_VERSION}/slice/x${EXTRACTOR_VERSION}/d${digestSchema}/${variant}/${contentHash}`;
+  return `${NS}/slice/x${EXTRACTOR_VERSION}/d${digestSchema}/${variant}/${contentHash}`;
+}
+
+/** Key of a pack: the sha256 of its bytes (content-addressed; same bytes, same key). */
+export function packKey(packSha256: string): string {
+  return `${NS}/pack/${packSha256}`;
+}
+
+/**
+ * A view's identifier: a hash of its package root's absolute path. Local to this machine by nature
+ * (it only names the view's manifest in the local store) and never stored in any entry's content.
+ */
+export function viewIdOf(absolutePackageRoot: string): string {
+  return sha256Hex(`kiln-view\u0000${absolutePackageRoot}`).slice(0, 32);
+}
+
+export function manifestKey(viewId: string, digestSchema: number): string {
+  return `${NS}/manifest/x${EXTRACTOR_VERSION}/d${digestSchema}/${viewId}`;
+}
+
+export function registryKey(digestSchema: number): string {
+  return `${NS}/views/x${EXTRACTOR_VERSION}/d${digestSchema}`;
 }
 
 /** Where the store lives: --store, then KILN_STORE, then the user cache directory. */

@@ -6,20 +6,15 @@
  * Invariants: the report is a function of the files' contents and relative paths only (sorted, no
  * absolute paths); a store miss, hit or corrupt entry gives the same report.
  */
-import { readFileSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { dirname, join, posix, relative, resolve, sep } from 'node:path';
 import { diagnostic, KilnError, type Diagnostic } from '../diagnostics/diagnostic.js';
 import type { Slice } from '../facts/slice.js';
-import { extractSlice } from '../facts/extract.js';
 import { fileKind, logicalModulePath } from '../parse/language.js';
 import { DEFAULT_MAX_FILE_SIZE } from '../parse/decode.js';
-import { sha256Hex } from '../digest/hash.js';
-import { readSlice } from '../store/read-slice.js';
-import { writeSlice } from '../store/write-slice.js';
 import { defaultStoreDir } from '../store/format.js';
-import { readErrorText, storeErrorText } from '../store/error-text.js';
-import { createDigestPool, defaultWorkerCount, type DigestPool } from '../pool/pool.js';
+import { defaultWorkerCount, type DigestPool } from '../pool/pool.js';
+import { collectSlices } from './collect.js';
 import { identityKey } from '../identity/identity.js';
 import { DIGEST_REPORT_VERSION, DIGEST_SCHEMA, EXTRACTOR_VERSION } from '../version.js';
 import { buildOutputDirs, listSourceFiles } from './files.js';
@@ -87,7 +82,7 @@ export async function digestTree(target: string, options: DigestTreeOptions = {}
   const t0 = performance.now();
   const schema = options.digestSchema ?? DIGEST_SCHEMA;
   const maxFileSize = options.maxFileSize ?? DEFAULT_MAX_FILE_SIZE;
-  let storeDir: string | null = options.store === false ? null : options.store ?? defaultStoreDir();
+  const storeDir: string | null = options.store === false ? null : options.store ?? defaultStoreDir();
   const located = await locate(target);
   const packageRoot = located.packageRoot;
   const files = options.files ? [...new Set(options.files.filter((f) => fileKind(f)))].sort() : located.files;
@@ -96,96 +91,29 @@ export async function digestTree(target: string, options: DigestTreeOptions = {}
   if (pkg.invalid) diagnostics.push(diagnostic('KILN_MANIFEST_INVALID', `package.json: ${pkg.invalid}`, { file: 'package.json', producer: 'view' }));
   if (!files.length) diagnostics.push(diagnostic('KILN_NO_SOURCES', `no sources under ${relative(process.cwd(), resolve(target)) || '.'}`, { producer: 'view' }));
 
-  const slices = new Map<string, Slice>();
-  const misses: string[] = [];
-  let storeHits = 0;
-  let corrupt = 0;
-  let bytesTotal = 0;
-  let done = 0;
-  const progress = () => options.onProgress?.(++done, files.length);
-  // A store that cannot be written is reported once, then left alone for the rest of the run.
-  const storeUnavailable = (reason: string) => {
-    if (!diagnostics.some((d) => d.code === 'KILN_STORE_UNAVAILABLE')) diagnostics.push(diagnostic('KILN_STORE_UNAVAILABLE', reason, { producer: 'store' }));
-    storeDir = null;
-  };
-
-  // Warm path on this thread: hash, look up; only misses go to workers.
-  await forEachLimit(files, 32, async (rel) => {
-    const kind = fileKind(rel)!;
-    let bytes: Buffer;
-    try {
-      // Synchronous: for many small files one blocking read is several times cheaper than the four
-      // thread-pool round trips of fs/promises readFile; the store lookups below stay concurrent.
-      bytes = readFileSync(join(packageRoot, rel));
-    } catch (e) {
-      diagnostics.push(diagnostic('KILN_READ_FAILED', readErrorText(e), { file: rel, producer: 'view' }));
-      progress();
-      return;
-    }
-    bytesTotal += bytes.length;
-    if (storeDir) {
-      const r = await readSlice(storeDir, sha256Hex(bytes), kind.variant, schema);
-      if (r.status === 'hit') {
-        slices.set(rel, r.slice);
-        storeHits++;
-        progress();
-        return;
-      }
-      if (r.status === 'corrupt') {
-        corrupt++;
-        diagnostics.push(diagnostic('KILN_STORE_CORRUPT', `slice for ${rel}: ${r.reason}; recomputed`, { file: rel, producer: 'store' }));
-      } else if (r.status === 'unavailable') {
-        storeUnavailable(r.reason);
-      }
-    }
-    misses.push(rel);
+  // Lookup and write phases (view/collect.ts): store hits through the view's manifest, misses to the
+  // pool (started as soon as there is work for it), new slices written back as one pack + manifest.
+  const targetRel = relative(packageRoot, resolve(target)).split(sep).join('/');
+  const fileScope = options.files ? new Set(files) : files.length === 1 && files[0] === targetRel ? new Set(files) : undefined;
+  const inScope = fileScope ? (rel: string) => fileScope.has(rel) : (rel: string) => targetRel === '' || rel.startsWith(`${targetRel}/`);
+  const collected = await collectSlices({
+    packageRoot,
+    files,
+    inScope,
+    schema,
+    maxFileSize,
+    storeDir,
+    workers: options.pool ? options.pool.threads : options.workers ?? defaultWorkerCount(),
+    ...(options.pool ? { pool: options.pool } : {}),
+    ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+    diagnostics,
   });
-
-  const workers = Math.min(options.pool ? options.pool.threads : options.workers ?? defaultWorkerCount(), misses.length);
-  if (misses.length && workers === 0) {
-    for (const rel of misses) {
-      let bytes: Buffer;
-      try {
-        bytes = readFileSync(join(packageRoot, rel));
-      } catch (e) {
-        // Removed or made unreadable since it was hashed.
-        diagnostics.push(diagnostic('KILN_READ_FAILED', readErrorText(e), { file: rel, producer: 'view' }));
-        progress();
-        continue;
-      }
-      const slice = extractSlice(bytes, fileKind(rel)!.variant, { digestSchema: schema, maxFileSize });
-      slices.set(rel, slice);
-      if (storeDir) await writeSlice(storeDir, slice, true).catch((e: Error) => storeUnavailable(storeErrorText(e)));
-      progress();
-    }
-  } else if (misses.length) {
-    let pool: DigestPool | undefined;
-    try {
-      pool = options.pool ?? createDigestPool(workers);
-      const p = pool;
-      misses.sort(); // deterministic dispatch order
-      await Promise.all(
-        misses.map(async (rel) => {
-          try {
-            const r = await p.run({ file: join(packageRoot, rel), variant: fileKind(rel)!.variant, digestSchema: schema, maxFileSize, storeDir });
-            if (r.readError) diagnostics.push(diagnostic('KILN_READ_FAILED', r.readError, { file: rel, producer: 'pool' }));
-            if (r.storeError) storeUnavailable(r.storeError);
-            if (r.slice) slices.set(rel, r.slice);
-          } catch (e) {
-            diagnostics.push(diagnostic('KILN_WORKER_FAILED', (e as Error).message, { file: rel, producer: 'pool' }));
-          }
-          progress();
-        }),
-      );
-    } finally {
-      if (!options.pool) await pool?.destroy();
-    }
-  }
+  const { slices, parsed, storeHits, corrupt, workers, bytes: bytesTotal } = collected;
 
   const report = assemble(pkg, packageRoot, files, slices, diagnostics, schema, await buildOutputDirs(packageRoot));
   report.stats = {
     files: files.length,
-    parsed: misses.length,
+    parsed,
     storeHits,
     corruptEntries: corrupt,
     workers,
@@ -333,6 +261,23 @@ function externalPackagesOf(slice: Slice): string[] {
  * for other packages, `unresolved:<module>` for a relative import that names no file of the package.
  * Names that are neither module-level declarations nor imports were filtered out by the extractor.
  */
+/** Module-level declarations of a slice by name (indices in order), built once per slice. */
+const topLevelCache = new WeakMap<Slice, Map<string, number[]>>();
+function topLevelByName(slice: Slice): Map<string, number[]> {
+  let m = topLevelCache.get(slice);
+  if (!m) {
+    m = new Map();
+    slice.decls.forEach((d, i) => {
+      if (d.parent !== -1) return;
+      const list = m!.get(d.name);
+      if (list) list.push(i);
+      else m!.set(d.name, [i]);
+    });
+    topLevelCache.set(slice, m);
+  }
+  return m;
+}
+
 function resolveRefs(
   file: string,
   slice: Slice,
@@ -341,10 +286,9 @@ function resolveRefs(
   identityOf: (file: string, decl: number) => string,
 ): string[] {
   const out = new Set<string>();
+  const topLevel = topLevelByName(slice);
   for (const name of names) {
-    slice.decls.forEach((d, i) => {
-      if (d.parent === -1 && d.name === name) out.add(identityOf(file, i));
-    });
+    for (const i of topLevel.get(name) ?? []) out.add(identityOf(file, i));
     for (const imp of slice.imports) {
       const b = imp.bindings.find((x) => x.local === name);
       if (!b) continue;
@@ -371,12 +315,4 @@ function resolveRefs(
     }
   }
   return [...out].sort();
-}
-
-async function forEachLimit<T>(items: T[], limit: number, f: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const runners = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) await f(items[next++]!);
-  });
-  await Promise.all(runners);
 }

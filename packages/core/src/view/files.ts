@@ -13,16 +13,18 @@ export async function listSourceFiles(root: string, extraSkipped: string[] = [])
   const out: string[] = [];
   async function walk(dir: string): Promise<void> {
     const entries = await readdir(dir, { withFileTypes: true });
+    const subdirs: Promise<void>[] = [];
     for (const e of entries) {
       const abs = join(dir, e.name);
       const rel = relative(root, abs).split(sep).join('/');
       if (e.isDirectory()) {
         if (ALWAYS_SKIPPED.has(e.name) || e.name.startsWith('.') || skipped.has(rel)) continue;
-        await walk(abs);
+        subdirs.push(walk(abs)); // sibling directories are read concurrently; the result is sorted below
       } else if (e.isFile() && isSourceFile(e.name)) {
         out.push(rel);
       }
     }
+    await Promise.all(subdirs);
   }
   await walk(root);
   return out.sort();

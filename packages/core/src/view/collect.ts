@@ -1,0 +1,333 @@
+/**
+ * The lookup and write phases of digesting a view: every file's slice, from the store where its
+ * content is known, from the worker pool otherwise (paths, not contents), and what this run learnt
+ * written back as O(1) store entries (store/format.ts: one pack of the new slices, one manifest).
+ *
+ * Lookup, on this thread:
+ *   1. read the view's manifest (one entry);
+ *   2. read and hash every file; a file whose (content hash, variant) is what the manifest recorded is
+ *      a hit, to be taken from the pack the manifest names;
+ *   3. a file the manifest does not know (new, edited, moved) is looked up by content: in the packs of
+ *      this view's manifest, then of the other registered views (loaded once, lazily);
+ *   4. what is still unknown is a miss, sent to the pool as soon as there is enough to keep it busy:
+ *      the pool starts while the rest of the files are still being hashed, so the workers load the
+ *      compiler while this thread looks up (the pool is sized min(workers, misses known by then));
+ *   5. hits are resolved pack by pack (each pack read once, integrity-checked) and every slice is
+ *      re-verified (content hash, variant, digest schema, extractor, shape); a hit that fails is
+ *      reported KILN_STORE_CORRUPT and becomes a miss.
+ * Write, after all slices are known: one pack with the new slices (write-if-absent, content-addressed),
+ * then the view's manifest (only if it changed; repacked into one pack when it names too many packs
+ * or mostly dead bytes), then the view's entry in the registry of views (only if it is not there).
+ *
+ * Invariant: the slices are the same whatever the store holds: a store miss, hit or corrupt entry
+ * only changes where a slice comes from, never what it is.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { diagnostic, type Diagnostic } from '../diagnostics/diagnostic.js';
+import type { Slice } from '../facts/slice.js';
+import { extractSlice } from '../facts/extract.js';
+import { fileKind, type Variant } from '../parse/language.js';
+import { sha256Hex } from '../digest/hash.js';
+import { viewIdOf } from '../store/format.js';
+import { encodeManifest, readManifest, registerView, writeManifest, type Manifest, type ManifestEntry } from '../store/manifest.js';
+import { packItemOf, writePack, type PackItem, type PackRef } from '../store/pack.js';
+import { contentKey, loadContentMap, SliceResolver, type Resolved } from '../store/lookup.js';
+import { readErrorText, storeErrorText } from '../store/error-text.js';
+import { createDigestPool, type DigestPool } from '../pool/pool.js';
+import type { DigestTaskResult } from '../pool/worker.js';
+import { EXTRACTOR_VERSION } from '../version.js';
+
+/** A manifest naming more packs than this is rewritten over one pack (warm reads stay O(1)). */
+const MAX_PACKS_PER_VIEW = 8;
+
+export interface CollectOptions {
+  packageRoot: string;
+  /** Relative paths (POSIX), sorted. */
+  files: string[];
+  /** Which relative paths this run is authoritative for (its manifest entries outside stay as they are). */
+  inScope: (rel: string) => boolean;
+  schema: number;
+  maxFileSize: number;
+  storeDir: string | null;
+  /** Worker threads wanted when no pool is given; 0 digests on the calling thread. */
+  workers: number;
+  /** A caller-owned pool (not closed here). */
+  pool?: DigestPool;
+  onProgress?: (done: number, total: number) => void;
+  diagnostics: Diagnostic[];
+}
+
+export interface Collected {
+  slices: Map<string, Slice>;
+  parsed: number;
+  storeHits: number;
+  corrupt: number;
+  workers: number;
+  bytes: number;
+}
+
+interface Known {
+  contentHash: string;
+  variant: Variant;
+  /** Where its slice is in the store (set for hits, and for misses once the run's pack is written). */
+  pack?: PackRef;
+  /** The slice's JSON, for a repack. */
+  json?: string;
+}
+
+export async function collectSlices(o: CollectOptions): Promise<Collected> {
+  const { packageRoot, files, schema, maxFileSize, diagnostics } = o;
+  let storeDir = o.storeDir;
+  const slices = new Map<string, Slice>();
+  const known = new Map<string, Known>();
+  const newItems = new Map<string, PackItem>();
+  let storeHits = 0;
+  let corrupt = 0;
+  let bytes = 0;
+  let parsed = 0;
+  let done = 0;
+  const progress = () => o.onProgress?.(++done, files.length);
+  // A store that cannot be used is reported once, then left alone for the rest of the run.
+  const storeUnavailable = (reason: string) => {
+    if (!diagnostics.some((d) => d.code === 'KILN_STORE_UNAVAILABLE')) diagnostics.push(diagnostic('KILN_STORE_UNAVAILABLE', reason, { producer: 'store' }));
+    storeDir = null;
+  };
+  const reportCorrupt = (rel: string | undefined, reason: string) => {
+    corrupt++;
+    diagnostics.push(
+      diagnostic('KILN_STORE_CORRUPT', rel ? `slice for ${rel}: ${reason}; recomputed` : `${reason}; its files are looked up by content`, {
+        ...(rel ? { file: rel } : {}),
+        producer: 'store',
+      }),
+    );
+  };
+
+  // ---------------------------------------------------------------- 1. the view's manifest
+  const view = viewIdOf(packageRoot);
+  let own: Manifest | undefined;
+  let ownText: string | undefined;
+  let ownWrites = 0;
+  if (storeDir) {
+    const m = await readManifest(storeDir, view, schema);
+    if (m.status === 'hit') {
+      own = m.manifest;
+      ownText = m.text;
+      ownWrites = m.writes;
+    } else if (m.status === 'corrupt') reportCorrupt(undefined, `manifest of this view: ${m.reason}`);
+    else if (m.status === 'unavailable') storeUnavailable(storeErrorText(m.error));
+  }
+  const resolver = storeDir ? new SliceResolver(storeDir, schema) : undefined;
+  let byContent: Map<string, PackRef> | undefined;
+  const contentMap = async (): Promise<Map<string, PackRef>> => {
+    if (byContent) return byContent;
+    const map = new Map<string, PackRef>();
+    if (own) for (const e of own.files.values()) map.set(contentKey(e.contentHash, e.variant), own.packs[e.pack]!);
+    if (storeDir) {
+      try {
+        for (const [k, ref] of await loadContentMap(storeDir, schema, view)) if (!map.has(k)) map.set(k, ref);
+      } catch {
+        // Other views are an optimisation: unreadable ones only mean less sharing.
+      }
+    }
+    return (byContent = map);
+  };
+
+  // ---------------------------------------------------------------- dispatch of misses
+  const wanted = o.pool ? o.pool.threads : o.workers;
+  let pool: DigestPool | undefined = o.pool;
+  let poolThreads = 0;
+  const queue: { rel: string; variant: Variant }[] = [];
+  const inline: { rel: string; variant: Variant }[] = [];
+  const tasks: Promise<void>[] = [];
+  const withJson = () => storeDir !== null;
+
+  const onResult = (rel: string, r: DigestTaskResult) => {
+    if (r.readError) diagnostics.push(diagnostic('KILN_READ_FAILED', r.readError, { file: rel, producer: 'pool' }));
+    if (r.storeError) storeUnavailable(r.storeError);
+    const slice = r.slice ?? (r.json !== undefined ? (JSON.parse(r.json) as Slice) : undefined);
+    if (slice) {
+      slices.set(rel, slice);
+      learn(rel, slice, r.json);
+    }
+  };
+  const learn = (rel: string, slice: Slice, json?: string) => {
+    if (!storeDir) return;
+    const k = contentKey(slice.contentHash, slice.variant);
+    const text = json ?? JSON.stringify(slice);
+    if (!newItems.has(k)) newItems.set(k, packItemOf(slice, text));
+    known.set(rel, { contentHash: slice.contentHash, variant: slice.variant, json: text });
+  };
+  const dispatch = (p: DigestPool, rel: string, variant: Variant) => {
+    const t = p
+      .run({ file: join(packageRoot, rel), variant, digestSchema: schema, maxFileSize, storeDir: null, json: withJson() })
+      .then(
+        (r) => onResult(rel, r),
+        (e: Error) => {
+          diagnostics.push(diagnostic('KILN_WORKER_FAILED', e.message, { file: rel, producer: 'pool' }));
+        },
+      )
+      .then(progress);
+    t.catch(() => undefined); // observed by Promise.all below; never an unhandled rejection
+    tasks.push(t);
+  };
+  const flush = (force: boolean) => {
+    if (!queue.length) return;
+    if (!pool) {
+      // Start our own pool once there is work for every thread, or at the end of the scan.
+      if (!force && queue.length < wanted) return;
+      poolThreads = Math.min(wanted, queue.length);
+      pool = createDigestPool(poolThreads);
+    }
+    for (const m of queue.splice(0)) dispatch(pool, m.rel, m.variant);
+  };
+  const miss = (rel: string, variant: Variant) => {
+    parsed++;
+    if (wanted === 0) inline.push({ rel, variant });
+    else {
+      queue.push({ rel, variant });
+      if (o.pool) flush(true);
+      else flush(false);
+    }
+  };
+
+  try {
+    // -------------------------------------------------------------- 2–4. hash, look up, dispatch
+    const pending: { rel: string; variant: Variant; contentHash: string; ref: PackRef; result: Promise<Resolved> }[] = [];
+    const hit = (rel: string, variant: Variant, contentHash: string, ref: PackRef) => {
+      pending.push({ rel, variant, contentHash, ref, result: resolver!.resolve(ref, contentHash, variant) });
+    };
+    let sinceYield = 0;
+    for (const rel of files) {
+      const variant = fileKind(rel)!.variant;
+      let data: Buffer;
+      try {
+        // Synchronous: for many small files one blocking read is several times cheaper than the four
+        // thread-pool round trips of fs/promises readFile.
+        data = readFileSync(join(packageRoot, rel));
+      } catch (e) {
+        diagnostics.push(diagnostic('KILN_READ_FAILED', readErrorText(e), { file: rel, producer: 'view' }));
+        progress();
+        continue;
+      }
+      bytes += data.length;
+      if (storeDir) {
+        const contentHash = sha256Hex(data);
+        const e: ManifestEntry | undefined = own?.files.get(rel);
+        if (e && e.contentHash === contentHash && e.variant === variant) {
+          hit(rel, variant, contentHash, own!.packs[e.pack]!);
+        } else {
+          const ref = (await contentMap()).get(contentKey(contentHash, variant));
+          if (ref) hit(rel, variant, contentHash, ref);
+          else miss(rel, variant);
+        }
+      } else miss(rel, variant);
+      // Let the pool receive its first tasks (and load the compiler) while this thread hashes on.
+      if (++sinceYield === 64) {
+        sinceYield = 0;
+        await new Promise<void>((r) => setImmediate(r));
+      }
+    }
+    flush(true);
+
+    // -------------------------------------------------------------- 5. resolve hits
+    for (const p of pending) {
+      const r = await p.result;
+      if (r.status === 'hit') {
+        slices.set(p.rel, r.slice);
+        known.set(p.rel, { contentHash: p.contentHash, variant: p.variant, pack: p.ref, json: r.json });
+        storeHits++;
+        progress();
+        continue;
+      }
+      if (r.status === 'corrupt') reportCorrupt(p.rel, r.reason);
+      else if (r.status === 'unavailable') storeUnavailable(storeErrorText(r.error));
+      miss(p.rel, p.variant);
+    }
+    flush(true);
+
+    // Digest on the calling thread (workers: 0).
+    for (const m of inline) {
+      let data: Buffer;
+      try {
+        data = readFileSync(join(packageRoot, m.rel));
+      } catch (e) {
+        // Removed or made unreadable since it was hashed.
+        diagnostics.push(diagnostic('KILN_READ_FAILED', readErrorText(e), { file: m.rel, producer: 'view' }));
+        progress();
+        continue;
+      }
+      const slice = extractSlice(data, m.variant, { digestSchema: schema, maxFileSize });
+      slices.set(m.rel, slice);
+      learn(m.rel, slice);
+      progress();
+    }
+    await Promise.all(tasks);
+  } finally {
+    if (pool && !o.pool) await pool.destroy();
+  }
+
+  // ---------------------------------------------------------------- write: one pack, one manifest
+  if (storeDir) {
+    try {
+      await writeBack(storeDir);
+    } catch (e) {
+      storeUnavailable(storeErrorText(e));
+    }
+  }
+
+  const workers = o.pool ? Math.min(o.pool.threads, parsed) : poolThreads;
+  return { slices, parsed, storeHits, corrupt, workers, bytes };
+
+  async function writeBack(dir: string): Promise<void> {
+    let fresh: PackRef | undefined;
+    if (newItems.size) fresh = await writePack(dir, [...newItems.values()]);
+    // This run's files, then what the old manifest knows outside this run's scope.
+    const entries = new Map<string, Known>();
+    for (const [rel, k] of known) entries.set(rel, k.pack ? k : { ...k, pack: fresh });
+    if (own) {
+      for (const [rel, e] of own.files) {
+        if (!o.inScope(rel) && !entries.has(rel)) entries.set(rel, { contentHash: e.contentHash, variant: e.variant, pack: own.packs[e.pack]! });
+      }
+    }
+    let manifest = toManifest(entries);
+    // Repack when the manifest names too many packs, or packs mostly holding other slices, and every
+    // entry is this run's (its JSON is at hand).
+    const live = [...entries.values()].reduce((s, k) => s + (k.json?.length ?? 0), 0);
+    const referenced = manifest.packs.reduce((s, p) => s + p.size, 0);
+    const allHere = [...entries.values()].every((k) => k.json !== undefined);
+    if (allHere && manifest.packs.length > 1 && (manifest.packs.length > MAX_PACKS_PER_VIEW || referenced > 4 * live + (1 << 20))) {
+      const items = new Map<string, PackItem>();
+      for (const k of entries.values()) {
+        const ck = contentKey(k.contentHash, k.variant);
+        // Every slice at hand was extracted or verified under this extractor version.
+        if (!items.has(ck)) items.set(ck, { contentHash: k.contentHash, variant: k.variant, digestSchema: schema, extractor: EXTRACTOR_VERSION, json: k.json! });
+      }
+      const one = await writePack(dir, [...items.values()]);
+      for (const k of entries.values()) k.pack = one;
+      manifest = toManifest(entries);
+    }
+    const text = encodeManifest(manifest, schema);
+    if (text !== ownText) {
+      await writeManifest(dir, view, schema, text, ownWrites);
+      await registerView(dir, schema, view);
+    }
+  }
+}
+
+function toManifest(entries: Map<string, Known>): Manifest {
+  const packs: PackRef[] = [];
+  const at = new Map<string, number>();
+  const files = new Map<string, ManifestEntry>();
+  for (const [rel, k] of entries) {
+    if (!k.pack) continue;
+    let i = at.get(k.pack.integrity);
+    if (i === undefined) {
+      i = packs.length;
+      packs.push(k.pack);
+      at.set(k.pack.integrity, i);
+    }
+    files.set(rel, { contentHash: k.contentHash, variant: k.variant, pack: i });
+  }
+  return { packs, files };
+}
