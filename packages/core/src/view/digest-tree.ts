@@ -20,7 +20,6 @@ import { DIGEST_REPORT_VERSION, DIGEST_SCHEMA, EXTRACTOR_VERSION } from '../vers
 import { buildOutputDirs, listSourceFiles } from './files.js';
 import { readPackageInfo, type PackageInfo } from './package.js';
 import { computeSurfaces, ModuleExports, packageOfSpecifier } from './surface.js';
-import { resolveSpecifier } from './resolve.js';
 import { digestParts } from '../digest/hash.js';
 import type { DeclarationRecord, DigestReport, EntryRecord, FileRecord } from './report.js';
 
@@ -135,11 +134,20 @@ function assemble(
   const fileSet = new Set(slices.keys());
   const modules = new ModuleExports(slices);
   const surfaces = computeSurfaces(pkg, modules, fileSet, outDirs);
-  const identityOf = (file: string, decl: number): string => {
-    const s = slices.get(file)!;
-    const d = s.decls[decl]!;
-    return identityKey({ language: s.language, package: pkg.name, module: logicalModulePath(file), path: d.path, kind: d.kind });
+  // Identities of a file's declarations, computed once per file (references name them many times).
+  const identities = new Map<string, string[]>();
+  const identitiesOf = (file: string): string[] => {
+    let ids = identities.get(file);
+    if (!ids) {
+      const s = slices.get(file)!;
+      const module = logicalModulePath(file);
+      ids = s.decls.map((d) => identityKey({ language: s.language, package: pkg.name, module, path: d.path, kind: d.kind }));
+      identities.set(file, ids);
+    }
+    return ids;
   };
+  const identityOf = (file: string, decl: number): string => identitiesOf(file)[decl]!;
+  const refCache = new Map<string, Map<string, string[]>>();
   const fileRecords: FileRecord[] = [];
   const declarations: DeclarationRecord[] = [];
   for (const rel of files) {
@@ -153,23 +161,23 @@ function assemble(
       content_hash: slice.contentHash,
       module: { ...slice.module, identity: `${slice.language}:${pkg.name}//${module}` },
       external_packages: externalPackagesOf(slice),
-      asset_imports: assetImportsOf(rel, slice, fileSet),
+      asset_imports: assetImportsOf(rel, slice, modules),
     });
     for (const d of slice.diagnostics) {
       diagnostics.push(diagnostic(d.code, d.message, { file: rel, line: d.line, column: d.column, producer: 'extract' }));
     }
     const bySurface = surfaces.byDecl.get(rel);
-    const refsOf = (names: string[] | undefined) => (names ? resolveRefs(rel, slice, names, modules, identityOf) : undefined);
+    const ids = identitiesOf(rel);
+    const refsOf = (names: string[] | undefined) => (names ? resolveRefs(rel, slice, names, modules, identityOf, refCache) : undefined);
     slice.decls.forEach((d, i) => {
-      const id = { language: slice.language, package: pkg.name, module, path: d.path, kind: d.kind };
       const rec: DeclarationRecord = {
-        identity: identityKey(id),
+        identity: ids[i]!,
         language: slice.language,
         package: pkg.name,
         module,
         path: d.path,
         kind: d.kind,
-        semantic_digest: d.semantic === null || !d.uses ? d.semantic : resolvedDigest(d.semantic, d.uses, rel, fileSet, slice.digestSchema),
+        semantic_digest: d.semantic === null || !d.uses ? d.semantic : resolvedDigest(d.semantic, d.uses, rel, modules, slice.digestSchema),
         doc_digest: d.doc,
         digest_schema: slice.digestSchema,
         surface: bySurface?.get(i) ?? [],
@@ -216,11 +224,11 @@ function assemble(
  * `../hash.js` from `src/sub/b.ts` are both `src/hash`); a bare specifier (another package) stays as
  * written — which package version it means is the unit key's business (lockfile), not the digest's.
  */
-function resolvedDigest(semantic: string, uses: string[], file: string, files: ReadonlySet<string>, schema: number): string {
+function resolvedDigest(semantic: string, uses: string[], file: string, modules: ModuleExports, schema: number): string {
   const targets = uses.map((u) => {
     const [specifier, imported] = u.split('\u0000') as [string, string];
     if (!specifier.startsWith('.')) return `pkg:${specifier}#${imported}`;
-    const hit = resolveSpecifier(file, specifier, files);
+    const hit = modules.resolve(file, specifier);
     const target = hit ? logicalModulePath(hit) : `unresolved:${logicalModulePath(posix.join(posix.dirname(file), specifier))}`;
     return `mod:${target}#${imported}`;
   });
@@ -228,12 +236,12 @@ function resolvedDigest(semantic: string, uses: string[], file: string, files: R
 }
 
 /** Relative imports that name no source file but a file with another extension (`.json`, `.css`). */
-function assetImportsOf(file: string, slice: Slice, files: ReadonlySet<string>): string[] {
+function assetImportsOf(file: string, slice: Slice, modules: ModuleExports): string[] {
   const specs = [...slice.imports.map((i) => i.specifier), ...slice.reexports.map((r) => r.specifier), ...(slice.dynamicImports ?? [])];
   const out = new Set<string>();
   for (const spec of specs) {
     if (!spec.startsWith('./') && !spec.startsWith('../')) continue;
-    if (resolveSpecifier(file, spec, files)) continue;
+    if (modules.resolve(file, spec)) continue;
     const target = posix.normalize(posix.join(posix.dirname(file), spec));
     if (/\.[A-Za-z0-9]+$/.test(target) && !fileKind(target)) out.add(target);
   }
@@ -278,16 +286,42 @@ function topLevelByName(slice: Slice): Map<string, number[]> {
   return m;
 }
 
+/**
+ * @param cache file → name → what the name resolves to, for one assembly: a name resolves the same
+ *   way for every declaration of its file.
+ */
 function resolveRefs(
   file: string,
   slice: Slice,
   names: string[],
   modules: ModuleExports,
   identityOf: (file: string, decl: number) => string,
+  cache: Map<string, Map<string, string[]>>,
+): string[] {
+  let perName = cache.get(file);
+  if (!perName) cache.set(file, (perName = new Map()));
+  const out = new Set<string>();
+  for (const name of names) {
+    let resolved = perName.get(name);
+    if (!resolved) {
+      resolved = resolveName(file, slice, name, modules, identityOf);
+      perName.set(name, resolved);
+    }
+    for (const r of resolved) out.add(r);
+  }
+  return [...out].sort();
+}
+
+function resolveName(
+  file: string,
+  slice: Slice,
+  name: string,
+  modules: ModuleExports,
+  identityOf: (file: string, decl: number) => string,
 ): string[] {
   const out = new Set<string>();
-  const topLevel = topLevelByName(slice);
-  for (const name of names) {
+  {
+    const topLevel = topLevelByName(slice);
     for (const i of topLevel.get(name) ?? []) out.add(identityOf(file, i));
     for (const imp of slice.imports) {
       const b = imp.bindings.find((x) => x.local === name);
@@ -314,5 +348,5 @@ function resolveRefs(
       for (const u of table.unresolved) out.add(`unresolved:${u}`);
     }
   }
-  return [...out].sort();
+  return [...out];
 }

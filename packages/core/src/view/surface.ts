@@ -37,13 +37,22 @@ const isRelative = (spec: string) => spec.startsWith('./') || spec.startsWith('.
 export class ModuleExports {
   private readonly files: Set<string>;
   private readonly memo = new Map<string, ExportTable>();
+  /** (directory of the importing file, specifier) → resolved file, or null: a view resolves the same pairs many times. */
+  private readonly resolved = new Map<string, string | null>();
 
   constructor(private readonly slices: Map<string, Slice>) {
     this.files = new Set(slices.keys());
   }
 
   resolve(fromFile: string, specifier: string): string | undefined {
-    return resolveSpecifier(fromFile, specifier, this.files);
+    const slash = fromFile.lastIndexOf('/');
+    const key = `${slash < 0 ? '' : fromFile.slice(0, slash)}\u0000${specifier}`;
+    let hit = this.resolved.get(key);
+    if (hit === undefined) {
+      hit = resolveSpecifier(fromFile, specifier, this.files) ?? null;
+      this.resolved.set(key, hit);
+    }
+    return hit ?? undefined;
   }
 
   exportsOf(file: string, visiting = new Set<string>()): ExportTable {
