@@ -31,6 +31,8 @@ import {
   sha256Hex,
   sliceKey,
   viewIdOf,
+  viewReportKey,
+  reportInput,
   writeSlice,
   DIGEST_SCHEMA,
   EXTRACTOR_VERSION,
@@ -155,10 +157,11 @@ describe('warm runs', () => {
     const store = join(await tempDir(), 'store');
     await digestTree(root, { store, workers: 2 });
     const keys = Object.keys(await cacache.ls(store)).sort();
-    // One pack, this view's manifest, the registry of views — whatever the number of files.
+    // One pack, this view's manifest, its memoised report, the registry of views — whatever the number of files.
     expect(keys.map((k) => k.replace(/[0-9a-f]{32,}/g, '<hash>'))).toEqual([
       `kiln/v2/manifest/x${EXTRACTOR_VERSION}/d${DIGEST_SCHEMA}/<hash>`,
       'kiln/v2/pack/<hash>',
+      `kiln/v2/report/x${EXTRACTOR_VERSION}/d${DIGEST_SCHEMA}/<hash>`,
       `kiln/v2/views/x${EXTRACTOR_VERSION}/d${DIGEST_SCHEMA}`,
     ]);
     const before = await manifestOf(store, root);
@@ -371,7 +374,9 @@ describe('corrupted entries are detected, discarded and regenerated', () => {
     const root = await makeTree(await tempDir());
     const store = join(await tempDir(), 'store');
     const expected = canonical(await digestTree(root, { store: false, workers: 0 }));
-    await digestTree(root, { store, workers: 2 });
+    // No memoised report: it would answer the next run without reading a slice (its own damage is
+    // covered in 'the view report memo' below); these cases are about slices, packs and manifests.
+    await digestTree(root, { store, workers: 2, reportMemo: false });
     const rel = 'src/index.ts';
     const { info } = await entryOf(store, root, rel);
     const m = await manifestOf(store, root);
@@ -450,6 +455,107 @@ describe('corrupted entries are detected, discarded and regenerated', () => {
     const r = await readSlice(store, slice.contentHash, 'ts', DIGEST_SCHEMA);
     expect(r.status).toBe('corrupt');
     expect(await readSlice(store, slice.contentHash, 'ts', DIGEST_SCHEMA)).toEqual({ status: 'miss' });
+  });
+});
+
+describe('the view report memo', () => {
+  const memoEntry = async (store: string, root: string) => cacache.get.info(store, viewReportKey(viewIdOf(root), DIGEST_SCHEMA));
+
+  it('a warm run answers from the memo without reading a slice, and equals a store-less run', async () => {
+    const root = await makeTree(await tempDir());
+    const store = join(await tempDir(), 'store');
+    const expected = canonical(await digestTree(root, { store: false, workers: 0 }));
+    await digestTree(root, { store, workers: 0 });
+    expect(await memoEntry(store, root)).toBeTruthy();
+    // Every pack made unreadable: a run that decoded any slice would report KILN_STORE_CORRUPT.
+    const { info } = await entryOf(store, root, 'src/index.ts');
+    await chmod(info.path, 0o644).catch(() => undefined);
+    await truncate(info.path, 0);
+    const warm = await digestTree(root, { store, workers: 0 });
+    expect(warm.stats).toMatchObject({ parsed: 0, storeHits: SOURCES.length, corruptEntries: 0 });
+    expect(canonical(warm)).toBe(expected);
+    // Without the memo, the same store is read slice by slice (and the damage is found).
+    const slices = await digestTree(root, { store, workers: 0, reportMemo: false });
+    expect(slices.stats.corruptEntries).toBe(SOURCES.length);
+    expect(canonical(slices, ['KILN_STORE_CORRUPT'])).toBe(expected);
+  });
+
+  it.each([
+    ['a source edit', async (root: string) => writeFile(join(root, 'src/util.ts'), FILES['src/util.ts']!.replace('x * 2', 'x * 3'))],
+    ['a new file', async (root: string) => writeFile(join(root, 'src/extra.ts'), 'export const extra = 1;\n')],
+    ['a deleted file', async (root: string) => rm(join(root, 'src/copy.ts'))],
+    ['a renamed file', async (root: string) => { await writeFile(join(root, 'src/moved.ts'), FILES['src/copy.ts']!); await rm(join(root, 'src/copy.ts')); }],
+    ['a package.json edit (an entry point removed)', async (root: string) => writeFile(join(root, 'package.json'), JSON.stringify({ name: '@fx/store', exports: { '.': './src/index.ts' } }))],
+    ['a package rename', async (root: string) => writeFile(join(root, 'package.json'), JSON.stringify({ name: '@fx/renamed', exports: { '.': './src/index.ts', './util': './src/util.ts' } }))],
+    ['a tsconfig outDir over the sources', async (root: string) => writeFile(join(root, 'tsconfig.json'), JSON.stringify({ compilerOptions: { outDir: 'src' } }))],
+  ])('never answers for other inputs: %s', async (_name, edit) => {
+    const root = await makeTree(await tempDir());
+    const store = join(await tempDir(), 'store');
+    await digestTree(root, { store, workers: 0 });
+    await digestTree(root, { store, workers: 0 }); // the memo is in use
+    await edit(root);
+    const expected = canonical(await digestTree(root, { store: false, workers: 0 }));
+    const after = await digestTree(root, { store, workers: 0 });
+    expect(canonical(after)).toBe(expected);
+    // ... and the memo now holds the new answer.
+    expect(canonical(await digestTree(root, { store, workers: 0 }))).toBe(expected);
+  });
+
+  it('the input digest covers every input of the assembly', () => {
+    const base: Parameters<typeof reportInput>[0] = {
+      pkg: { name: 'p', entries: [{ subpath: '.', targets: ['./a.js'] }], found: true },
+      outDirs: ['dist'],
+      files: [{ rel: 'a.ts', contentHash: 'h1', variant: 'ts' }],
+      diagnostics: [],
+      digestSchema: DIGEST_SCHEMA,
+      maxFileSize: 1000,
+    };
+    const variants: Parameters<typeof reportInput>[0][] = [
+      { ...base, pkg: { ...base.pkg, name: 'q' } },
+      { ...base, pkg: { ...base.pkg, entries: [{ subpath: './x', targets: ['./a.js'] }] } },
+      { ...base, outDirs: [] },
+      { ...base, files: [{ rel: 'b.ts', contentHash: 'h1', variant: 'ts' }] },
+      { ...base, files: [{ rel: 'a.ts', contentHash: 'h2', variant: 'ts' }] },
+      { ...base, files: [{ rel: 'a.ts', contentHash: 'h1', variant: 'tsx' }] },
+      { ...base, files: [...base.files, { rel: 'c.ts', contentHash: 'h3', variant: 'ts' }] },
+      { ...base, diagnostics: [{ code: 'KILN_NO_SOURCES', severity: 'warning', message: 'm' } as never] },
+      { ...base, digestSchema: PREVIOUS_DIGEST_SCHEMA },
+      { ...base, maxFileSize: 2000 },
+    ];
+    const digests = new Set([base, ...variants].map(reportInput));
+    expect(digests.size).toBe(variants.length + 1);
+    expect(reportInput({ ...base })).toBe(reportInput(base));
+  });
+
+  it.each([
+    ['bytes overwritten (same size)', async (path: string) => writeFile(path, Buffer.alloc((await stat(path)).size, 0x20))],
+    ['truncated', async (path: string) => truncate(path, 3)],
+  ])('a damaged memo (%s) is discarded: the run assembles, and answers right', async (_name, damage) => {
+    const root = await makeTree(await tempDir());
+    const store = join(await tempDir(), 'store');
+    const expected = canonical(await digestTree(root, { store: false, workers: 0 }));
+    await digestTree(root, { store, workers: 0 });
+    const info = await memoEntry(store, root);
+    await chmod(info!.path, 0o644).catch(() => undefined);
+    await damage(info!.path);
+    const r = await digestTree(root, { store, workers: 0 });
+    expect(canonical(r)).toBe(expected);
+    expect(r.stats).toMatchObject({ parsed: 0, storeHits: SOURCES.length });
+    await expect(cacache.verify(store)).resolves.toMatchObject({ badContentCount: 0 });
+    expect(canonical(await digestTree(root, { store, workers: 0 }))).toBe(expected);
+  });
+
+  it('a memo that names this input but holds something else (valid integrity) is not used', async () => {
+    const root = await makeTree(await tempDir());
+    const store = join(await tempDir(), 'store');
+    const expected = canonical(await digestTree(root, { store: false, workers: 0 }));
+    await digestTree(root, { store, workers: 0 });
+    const key = viewReportKey(viewIdOf(root), DIGEST_SCHEMA);
+    const { metadata } = (await cacache.get.info(store, key)) as { metadata: { input: string } };
+    for (const body of ['not json', JSON.stringify({ kind: 'kiln-view-report', format: 1, input: 'other', report: {} }), JSON.stringify(null)]) {
+      await cacache.put(store, key, Buffer.from(body), { metadata });
+      expect(canonical(await digestTree(root, { store, workers: 0 }))).toBe(expected);
+    }
   });
 });
 

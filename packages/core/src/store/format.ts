@@ -24,6 +24,9 @@
  * content map: content hash → pack), so a new clone or worktree reuses what its siblings extracted;
  * that costs O(views) reads, once per run, and only when something missed the run's own manifest.
  *
+ * Assembled reports — one entry per view (`kiln/v2/report/...`, store/view-report.ts): the report last
+ * assembled for it, with the digest of everything the assembly read; used only on an exact match.
+ *
  * Single slices — `writeSlice`/`readSlice` keep the per-content API: a *loose* slice is a one-slice
  * pack plus an index entry under `sliceKey(...)` pointing at it. digestTree never writes loose
  * entries (that would be one entry per file again); readSlice finds a content's slice either loose or

@@ -56,6 +56,12 @@ export interface CollectOptions {
   pool?: DigestPool;
   onProgress?: (done: number, total: number) => void;
   diagnostics: Diagnostic[];
+  /**
+   * Asked when every file matched the store and nothing was reported, before any slice is read: true
+   * means the caller has its answer for exactly these contents (store/view-report.ts), and no slice
+   * is decoded.
+   */
+  memo?: (files: { rel: string; contentHash: string; variant: Variant }[]) => Promise<boolean>;
 }
 
 export interface Collected {
@@ -65,6 +71,8 @@ export interface Collected {
   corrupt: number;
   workers: number;
   bytes: number;
+  /** The caller's memo answered (`memo` returned true): `slices` is empty. */
+  memoHit?: boolean;
 }
 
 interface Known {
@@ -181,8 +189,19 @@ export async function collectSlices(o: CollectOptions): Promise<Collected> {
     }
     for (const m of queue.splice(0)) dispatch(pool, m.rel, m.variant);
   };
+  const pending: { rel: string; variant: Variant; contentHash: string; ref: PackRef; result?: Promise<Resolved> }[] = [];
+  // With a memo, slices are read only once some file missed (the memo cannot answer then) or the memo
+  // declined; without one, each pack read starts while this thread hashes on.
+  let deferred = o.memo !== undefined;
+  const startResolving = () => {
+    deferred = false;
+    for (const p of pending) p.result ??= resolver!.resolve(p.ref, p.contentHash, p.variant);
+  };
+  const diagnosticsBefore = diagnostics.length;
+  let ownHits = 0;
   const miss = (rel: string, variant: Variant) => {
     parsed++;
+    if (deferred) startResolving();
     if (wanted === 0) inline.push({ rel, variant });
     else {
       queue.push({ rel, variant });
@@ -193,9 +212,8 @@ export async function collectSlices(o: CollectOptions): Promise<Collected> {
 
   try {
     // -------------------------------------------------------------- 2–4. hash, look up, dispatch
-    const pending: { rel: string; variant: Variant; contentHash: string; ref: PackRef; result: Promise<Resolved> }[] = [];
     const hit = (rel: string, variant: Variant, contentHash: string, ref: PackRef) => {
-      pending.push({ rel, variant, contentHash, ref, result: resolver!.resolve(ref, contentHash, variant) });
+      pending.push({ rel, variant, contentHash, ref, ...(deferred ? {} : { result: resolver!.resolve(ref, contentHash, variant) }) });
     };
     let sinceYield = 0;
     for (const rel of files) {
@@ -215,6 +233,7 @@ export async function collectSlices(o: CollectOptions): Promise<Collected> {
         const contentHash = sha256Hex(data);
         const e: ManifestEntry | undefined = own?.files.get(rel);
         if (e && e.contentHash === contentHash && e.variant === variant) {
+          ownHits++;
           hit(rel, variant, contentHash, own!.packs[e.pack]!);
         } else {
           const ref = (await contentMap()).get(contentKey(contentHash, variant));
@@ -229,10 +248,17 @@ export async function collectSlices(o: CollectOptions): Promise<Collected> {
       }
     }
     flush(true);
+    if (deferred) {
+      if (diagnostics.length === diagnosticsBefore && ownHits === files.length && pending.length === files.length && (await o.memo!(pending.map((p) => ({ rel: p.rel, contentHash: p.contentHash, variant: p.variant }))))) {
+        for (let i = 0; i < pending.length; i++) progress();
+        return { slices, parsed: 0, storeHits: pending.length, corrupt: 0, workers: 0, bytes, memoHit: true };
+      }
+      startResolving();
+    }
 
     // -------------------------------------------------------------- 5. resolve hits
     for (const p of pending) {
-      const r = await p.result;
+      const r = await p.result!;
       if (r.status === 'hit') {
         slices.set(p.rel, r.slice);
         known.set(p.rel, { contentHash: p.contentHash, variant: p.variant, pack: p.ref, json: r.json });

@@ -12,7 +12,7 @@ import { diagnostic, KilnError, type Diagnostic } from '../diagnostics/diagnosti
 import type { Slice } from '../facts/slice.js';
 import { fileKind, logicalModulePath } from '../parse/language.js';
 import { DEFAULT_MAX_FILE_SIZE } from '../parse/decode.js';
-import { defaultStoreDir } from '../store/format.js';
+import { defaultStoreDir, viewIdOf } from '../store/format.js';
 import { defaultWorkerCount, type DigestPool } from '../pool/pool.js';
 import { collectSlices } from './collect.js';
 import { identityKey } from '../identity/identity.js';
@@ -21,6 +21,7 @@ import { buildOutputDirs, listSourceFiles } from './files.js';
 import { readPackageInfo, type PackageInfo } from './package.js';
 import { computeSurfaces, ModuleExports, packageOfSpecifier } from './surface.js';
 import { digestParts } from '../digest/hash.js';
+import { readViewReport, reportInput, viewReportWrites, writeViewReport, type ReportInput } from '../store/view-report.js';
 import type { DeclarationRecord, DigestReport, EntryRecord, FileRecord } from './report.js';
 
 export interface DigestTreeOptions {
@@ -42,6 +43,11 @@ export interface DigestTreeOptions {
   pool?: DigestPool;
   /** Called as files complete. */
   onProgress?: (done: number, total: number) => void;
+  /**
+   * Use and keep the view's memoised report (store/view-report.ts; default true with a store). Off,
+   * every run decodes its slices and assembles.
+   */
+  reportMemo?: boolean;
 }
 
 interface Located {
@@ -95,6 +101,13 @@ export async function digestTree(target: string, options: DigestTreeOptions = {}
   const targetRel = relative(packageRoot, resolve(target)).split(sep).join('/');
   const fileScope = options.files ? new Set(files) : files.length === 1 && files[0] === targetRel ? new Set(files) : undefined;
   const inScope = fileScope ? (rel: string) => fileScope.has(rel) : (rel: string) => targetRel === '' || rel.startsWith(`${targetRel}/`);
+  const outDirs = await buildOutputDirs(packageRoot);
+  // A warm run whose every file matches the view's manifest: the report assembled last time for
+  // exactly these contents, if there is one (store/view-report.ts); otherwise assembled below and kept.
+  let memo: { input: string; writes: number; report?: DigestReport } | undefined;
+  const memoInput = (entries: ReportInput['files']) =>
+    reportInput({ pkg, outDirs, files: entries, diagnostics, digestSchema: schema, maxFileSize });
+  const diagnosticsBeforeCollect = diagnostics.length;
   const collected = await collectSlices({
     packageRoot,
     files,
@@ -106,10 +119,37 @@ export async function digestTree(target: string, options: DigestTreeOptions = {}
     ...(options.pool ? { pool: options.pool } : {}),
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
     diagnostics,
+    ...(storeDir !== null && options.reportMemo !== false
+      ? {
+          memo: async (entries: ReportInput['files']) => {
+            const input = memoInput(entries);
+            const got = await readViewReport(storeDir, viewIdOf(packageRoot), schema, input);
+            memo = { input, writes: got.writes, ...(got.status === 'hit' ? { report: got.report } : {}) };
+            return got.status === 'hit';
+          },
+        }
+      : {}),
   });
   const { slices, parsed, storeHits, corrupt, workers, bytes: bytesTotal } = collected;
 
-  const report = assemble(pkg, packageRoot, files, slices, diagnostics, schema, await buildOutputDirs(packageRoot));
+  let report: DigestReport;
+  if (collected.memoHit && memo?.report) report = memo.report;
+  else {
+    // Kept when this run was clean (nothing reported by the store, the pool or a read) and complete;
+    // the input is taken before assembly adds the slices' own diagnostics.
+    const keep =
+      storeDir !== null && options.reportMemo !== false && diagnostics.length === diagnosticsBeforeCollect && files.every((rel) => slices.has(rel))
+        ? memo?.input ?? memoInput(files.map((rel) => ({ rel, contentHash: slices.get(rel)!.contentHash, variant: slices.get(rel)!.variant })))
+        : undefined;
+    report = assemble(pkg, packageRoot, files, slices, diagnostics, schema, outDirs);
+    if (keep !== undefined) {
+      try {
+        await writeViewReport(storeDir!, viewIdOf(packageRoot), schema, keep, report, memo?.writes ?? (await viewReportWrites(storeDir!, viewIdOf(packageRoot), schema)));
+      } catch {
+        // A memo is an optimisation: the next run assembles again.
+      }
+    }
+  }
   report.stats = {
     files: files.length,
     parsed,
