@@ -153,3 +153,26 @@ describe('kiln CLI', () => {
     expect(unknown.err).toMatch(/KILN_UNKNOWN_CODE/);
   });
 });
+
+describe('kiln store gc', () => {
+  it('reports what a dry run would remove, removes nothing live, and exits 1 for a missing store', () => {
+    const gcStore = join(tmp, 'gc-store');
+    const tree = join(tmp, 'gc-tree');
+    cpSync(v1, tree, { recursive: true });
+    expect(kiln('digest', tree, '--store', gcStore).code).toBe(0);
+    const dry = kiln('store', 'gc', '--store', gcStore, '--dry-run', '--grace', '0', '--format', 'json');
+    expect(dry.code).toBe(0);
+    const planned = JSON.parse(dry.out);
+    expect(planned).toMatchObject({ dryRun: true, manifests: 1, livePacks: 1, removed: [] });
+    const text = kiln('store', 'gc', '--store', gcStore, '--grace', '0');
+    expect(text.code).toBe(0);
+    expect(text.out).toMatch(/removed 0 of \d+ entries .* kept 1 pack\(s\) named by 1 view manifest\(s\)/);
+    // Still warm after collecting.
+    const warm = JSON.parse(kiln('digest', tree, '--store', gcStore, '--format', 'json').out);
+    expect(warm.stats.parsed).toBe(0);
+    const missing = kiln('store', 'gc', '--store', join(tmp, 'no-such-store'));
+    expect(missing.code).toBe(1);
+    expect(missing.err).toMatch(/KILN_NOT_FOUND/);
+    expect(kiln('store', 'gc', '--grace', 'soon').code).toBe(2);
+  });
+});

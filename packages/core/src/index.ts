@@ -20,6 +20,7 @@ export { sliceKey, packKey, manifestKey, registryKey, viewIdOf, defaultStoreDir 
 export { encodePack, packItemOf, type PackItem, type PackRef } from './store/pack.js';
 export { readManifest, encodeManifest, decodeManifest, type Manifest, type ManifestEntry } from './store/manifest.js';
 export { readViewReport, reportInput, viewReportKey, type ReportInput } from './store/view-report.js';
+export { collectGarbage, type GcOptions, type GcResult } from './store/gc.js';
 export { createDigestPool, withDigestPool, defaultWorkerCount, type DigestPool } from './pool/pool.js';
 export type { DigestTask, DigestTaskResult } from './pool/worker.js';
 export { listSourceFiles } from './view/files.js';

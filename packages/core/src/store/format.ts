@@ -36,10 +36,11 @@
  * exactly as the v1 per-slice store did: a manifest or pack that lies costs a re-parse, never a
  * wrong digest.
  *
- * Garbage collection (not implemented yet): live = the manifests in the registry (and loose entries)
- * → the packs they name; everything else under `kiln/v2/` can be removed, then `cacache.verify`
- * reclaims unreferenced content. Manifests are rewritten only when they change, and repacked when
- * they name too many packs or packs mostly dead (see digest-tree.ts), so dead packs accumulate slowly.
+ * Garbage collection (store/gc.ts, `kiln store gc`): live = the packs every manifest in the index names
+ * (and loose slices' packs); everything else under `kiln/v2/` of no use to this extractor is removed,
+ * then `cacache.verify` reclaims unreferenced content. Manifests are rewritten only when they change, and
+ * repacked when they name too many packs or packs mostly dead (see view/collect.ts), so dead packs
+ * accumulate slowly.
  * Deleting the store directory is always safe.
  */
 import { homedir } from 'node:os';
