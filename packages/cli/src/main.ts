@@ -28,6 +28,7 @@ import {
   type Diagnostic,
 } from '@kiln/core';
 import { formatDiagnostics, formatDiffText, formatDigestText, formatKeysText } from './format.js';
+import { registerGraphExport } from './commands/graph-export.js';
 
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
@@ -256,6 +257,11 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
       for (const x of r.removed) byReason.set(x.reason, (byReason.get(x.reason) ?? 0) + 1);
       for (const [reason, n] of [...byReason].sort()) io.out(`  ${String(n).padStart(5)}  ${reason}`);
     });
+
+  const graph = program.command('graph').description('the codegraph: a versioned JSONL record of files, modules, declarations, imports, references and calls');
+  registerGraphExport(graph, io, (code) => {
+    exitCode = code;
+  });
 
   program
     .command('explain')

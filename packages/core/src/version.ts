@@ -26,3 +26,10 @@ export const STORE_FORMAT_VERSION = 2;
 
 /** Version of the JSON documents `kiln digest --format json` writes (and `kiln diff` can read back). */
 export const DIGEST_REPORT_VERSION = 1;
+
+/**
+ * Version of the codegraph JSONL format (`kiln graph export`, packages/core/src/graph/): the header's
+ * `schema_version` and the `$id` of graph/schema/codegraph.schema.json. Any change to a record kind's
+ * fields bumps it; readers refuse other versions rather than misread them.
+ */
+export const GRAPH_SCHEMA_VERSION = 1;

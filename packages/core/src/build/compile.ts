@@ -439,7 +439,7 @@ function location(ts: typeof TS, d: TS.Diagnostic, rel: (abs: string) => string)
  * Compiler messages sometimes quote absolute paths ("File '/home/…/src/a.ts' is not under rootDir");
  * they are rewritten relative to `relativeTo`, so a diagnostic reads the same in every clone.
  */
-function messageSanitizer(relativeTo: string): (message: string) => string {
+export function messageSanitizer(relativeTo: string): (message: string) => string {
   const ancestors: string[] = [];
   for (let d = relativeTo; dirname(d) !== d; d = dirname(d)) ancestors.push(d);
   return (message) => {

@@ -85,6 +85,33 @@ export const CODES = {
       'kiln does not parse files above the limit (default 8 MiB). The module is digested by its raw content hash: any byte change counts as a change to every declaration in it.',
     hint: 'Raise the limit with --max-file-size <bytes> (or KILN_MAX_FILE_SIZE), or exclude generated files from the project.',
   },
+  KILN_GRAPH_CHECK_FAILED: {
+    severity: 'error',
+    title: 'A checked codegraph was asked for a project that does not type-check',
+    meaning:
+      'Checked mode records only facts the TypeScript checker verified, so it refuses a project with compiler errors: no graph was written. The compiler errors are listed with it.',
+    hint: 'Fix the listed compiler errors, or export a tolerant graph with --allow-errors (facts of the broken modules are then marked syntax_inferred and carry no resolved references or calls).',
+  },
+  KILN_GRAPH_INVALID: {
+    severity: 'error',
+    title: 'A codegraph document could not be read',
+    meaning:
+      'A line is not JSON, the first record is not a header, or a record of a kind this kiln knows does not match the codegraph schema. Records of unknown kinds are kept as opaque records, never rejected.',
+    hint: 'Re-export the graph with `kiln graph export <dir>`; if it was edited or produced by another tool, validate it against the codegraph schema (@kiln/core/codegraph.schema.json).',
+  },
+  KILN_GRAPH_UNCHECKED: {
+    severity: 'warning',
+    title: 'The codegraph was exported without the type checker',
+    meaning:
+      'No usable tsconfig was found (or it could not be read), so no program was built: every source fact is syntax_inferred, imports resolve only by kiln\'s own rules (relative paths, workspace packages), and no references or calls are recorded.',
+    hint: 'Give the project a tsconfig (or name one with --tsconfig) so the checker can resolve references and calls.',
+  },
+  KILN_GRAPH_UNSUPPORTED_SCHEMA: {
+    severity: 'error',
+    title: 'A codegraph uses a schema version this kiln does not read',
+    meaning: 'Its records may mean something else under another version, so none was read.',
+    hint: 'Re-export the graph with this version of kiln (`kiln graph export <dir>`).',
+  },
   KILN_INVALID_UTF8: {
     severity: 'warning',
     title: 'A source file is not valid UTF-8',

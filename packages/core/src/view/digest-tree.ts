@@ -48,6 +48,11 @@ export interface DigestTreeOptions {
    * every run decodes its slices and assembles.
    */
   reportMemo?: boolean;
+  /**
+   * Receives the slices the report is assembled from, keyed by relative path (the codegraph export
+   * reads their imports and exports). Given, the memoised report is not used: slices are decoded.
+   */
+  onSlices?: (slices: ReadonlyMap<string, Slice>) => void;
 }
 
 interface Located {
@@ -119,7 +124,7 @@ export async function digestTree(target: string, options: DigestTreeOptions = {}
     ...(options.pool ? { pool: options.pool } : {}),
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
     diagnostics,
-    ...(storeDir !== null && options.reportMemo !== false
+    ...(storeDir !== null && options.reportMemo !== false && !options.onSlices
       ? {
           memo: async (entries: ReportInput['files']) => {
             const input = memoInput(entries);
@@ -131,6 +136,7 @@ export async function digestTree(target: string, options: DigestTreeOptions = {}
       : {}),
   });
   const { slices, parsed, storeHits, corrupt, workers, bytes: bytesTotal } = collected;
+  options.onSlices?.(slices);
 
   let report: DigestReport;
   if (collected.memoHit && memo?.report) report = memo.report;

@@ -1,0 +1,67 @@
+/**
+ * `kiln graph export <dir> [--allow-errors] [--out FILE] [--tsconfig NAME]`: one package's codegraph as
+ * JSONL (records from @kiln/core `exportGraph`), to stdout or a file. Diagnostics go to stderr.
+ *
+ * Exit codes as every kiln command: 0 a graph was written (in --allow-errors mode even when the
+ * project has errors: they are records of the graph), 1 checked mode refused a project that does not
+ * type-check, or a missing path; 2 usage.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import type { Command } from 'commander';
+import { diagnostic, exportGraph, formatDiagnostic, graphText, KilnError, type GraphExportOptions } from '@kiln/core';
+
+interface Io {
+  out: (s: string) => void;
+  err: (s: string) => void;
+}
+
+interface ExportCliOptions {
+  allowErrors?: boolean;
+  out?: string;
+  tsconfig?: string;
+  store?: string | false;
+  workers?: string;
+}
+
+/** Adds `export` under the `graph` command. `setExit` records the process exit code. */
+export function registerGraphExport(graph: Command, io: Io, setExit: (code: number) => void): void {
+  graph
+    .command('export')
+    .description('write the codegraph of a package as JSONL: header, nodes (package, namespace, file, module, declaration, import, export, reference, call, diagnostic) and edges, each with its provenance')
+    .argument('<dir>', 'the package directory (its package.json and tsconfig)')
+    .option('--allow-errors', 'export a project that does not type-check: broken modules get syntax facts only, diagnostics become records')
+    .option('--out <file>', 'write the JSONL to this file instead of stdout')
+    .option('--tsconfig <name>', 'tsconfig file name relative to the package (default: tsconfig.lib.json, tsconfig.build.json, tsconfig.json)')
+    .option('--store <dir>', 'local store directory (default: $KILN_STORE or ~/.cache/kiln/store)')
+    .option('--no-store', 'do not read or write the local store')
+    .option('--workers <n>', 'worker threads for parsing (default: the machine; 0 = no pool)')
+    .action(async (dir: string, o: ExportCliOptions) => {
+      const options: GraphExportOptions = { mode: o.allowErrors ? 'allow-errors' : 'checked' };
+      if (o.tsconfig !== undefined) options.tsConfig = o.tsconfig;
+      if (o.store === false) options.store = false;
+      else if (typeof o.store === 'string') options.store = o.store;
+      if (o.workers !== undefined) {
+        const n = Number(o.workers);
+        if (!Number.isInteger(n) || n < 0) throw new KilnError(diagnostic('KILN_USAGE', `--workers must be an integer ≥ 0, got "${o.workers}"`, { producer: 'cli' }));
+        options.workers = n;
+      }
+      const result = await exportGraph(dir, options);
+      if (result.diagnostics.length) io.err(result.diagnostics.map(formatDiagnostic).join('\n'));
+      if (!result.ok) {
+        setExit(1);
+        return;
+      }
+      const text = graphText(result);
+      if (o.out === undefined) {
+        io.out(text);
+        return;
+      }
+      const file = resolve(o.out);
+      await mkdir(dirname(file), { recursive: true });
+      await writeFile(file, text);
+      const header = result.records[0]!;
+      const counts = header.kind === 'header' ? header.counts : { nodes: 0, edges: 0 };
+      io.out(`${o.out}: ${counts.nodes} nodes, ${counts.edges} edges (${result.mode}${header.kind === 'header' ? `, snapshot ${header.snapshot.id.slice(0, 12)}` : ''})`);
+    });
+}

@@ -1,0 +1,80 @@
+/**
+ * `kiln graph export` as a user runs it: the built bin in a real process, on fixture packages written
+ * to a temp directory. JSONL on stdout or to --out, exit codes 0/1/2, coded diagnostics on stderr, and
+ * `kiln explain` for the codegraph codes.
+ */
+import { spawnSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readGraph } from '@kiln/core';
+import { GEO, writeTree } from '../../core/test/lib/graph-fixtures.js';
+
+const root = resolve(__dirname, '../../..');
+const bin = join(root, 'packages/cli/bin/kiln.js');
+const tmp = mkdtempSync(join(tmpdir(), 'kiln-graph-cli-'));
+const geo = join(tmp, 'geo');
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+beforeAll(async () => {
+  await writeTree(geo, GEO);
+});
+
+function kiln(...args: string[]) {
+  const r = spawnSync(process.execPath, [bin, ...args], { cwd: tmp, encoding: 'utf8', env: { ...process.env, KILN_STORE: join(tmp, 'store') } });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+}
+
+describe('kiln graph export', () => {
+  it('writes the JSONL graph to stdout, or to --out with a summary; the same bytes either way', () => {
+    const r = kiln('graph', 'export', geo, '--workers', '0');
+    expect(r.code).toBe(0);
+    const doc = readGraph(r.out);
+    expect(doc.header).toMatchObject({ kind: 'header', mode: 'checked', package: '@fx/geo', root: '.' });
+    expect(doc.records.some((x) => x.kind === 'calls')).toBe(true);
+    expect(r.out).not.toContain(tmp);
+    const out = kiln('graph', 'export', 'geo', '--out', 'out/geo.jsonl', '--no-store');
+    expect(out.code).toBe(0);
+    expect(out.out).toMatch(/^out\/geo\.jsonl: \d+ nodes, \d+ edges \(checked, snapshot [0-9a-f]{12}\)/);
+    expect(readFileSync(join(tmp, 'out/geo.jsonl'), 'utf8')).toBe(r.out);
+  });
+
+  it('a type error: exit 1 with coded diagnostics in checked mode, exit 0 and diagnostic records with --allow-errors', () => {
+    const dir = join(tmp, 'broken');
+    cpSync(geo, dir, { recursive: true });
+    writeFileSync(join(dir, 'src/types.ts'), "export interface Named {\n  name: string;\n}\nexport const n: number = 'x';\n");
+    const r = kiln('graph', 'export', dir, '--workers', '0');
+    expect(r.code).toBe(1);
+    expect(r.out).toBe('');
+    expect(r.err).toMatch(/KILN_GRAPH_CHECK_FAILED/);
+    expect(r.err).toMatch(/src\/types\.ts:4:14: error KILN_TYPESCRIPT_ERROR: TS2322/);
+    const tolerant = kiln('graph', 'export', dir, '--allow-errors', '--workers', '0');
+    expect(tolerant.code).toBe(0);
+    const doc = readGraph(tolerant.out);
+    expect(doc.header.mode).toBe('allow-errors');
+    expect(doc.records.find((x) => x.kind === 'diagnostic' && (x as { ts_code?: string }).ts_code === 'TS2322')).toBeDefined();
+    expect(tolerant.err).toMatch(/TS2322/);
+  });
+
+  it('usage errors exit 2; a missing path or tsconfig exits 1 with a code', () => {
+    expect(kiln('graph', 'export').code).toBe(2);
+    expect(kiln('graph', 'export', geo, '--workers', 'many').code).toBe(2);
+    expect(kiln('graph', 'export', geo, '--frobnicate').code).toBe(2);
+    const missing = kiln('graph', 'export', join(tmp, 'nope'));
+    expect(missing.code).toBe(1);
+    expect(missing.err).toMatch(/KILN_NOT_FOUND/);
+    const noConfig = kiln('graph', 'export', geo, '--tsconfig', 'tsconfig.nope.json');
+    expect(noConfig.code).toBe(1);
+    expect(noConfig.err).toMatch(/KILN_TSCONFIG_NOT_FOUND/);
+    expect(kiln('graph', 'export', '--help').out).toMatch(/--allow-errors/);
+  });
+
+  it('kiln explain knows the codegraph codes', () => {
+    for (const code of ['KILN_GRAPH_CHECK_FAILED', 'KILN_GRAPH_INVALID', 'KILN_GRAPH_UNCHECKED', 'KILN_GRAPH_UNSUPPORTED_SCHEMA']) {
+      const r = kiln('explain', code);
+      expect(r.code).toBe(0);
+      expect(r.out).toMatch(new RegExp(`^${code} \\((error|warning)\\)`));
+      expect(r.out).toMatch(/How to fix it: /);
+    }
+  });
+});

@@ -1,0 +1,348 @@
+/**
+ * The checker's part of the codegraph: build the project's program from its tsconfig (the compiler the
+ * project itself resolves, as the build does), collect its diagnostics, resolve module specifiers with
+ * the compiler's own resolution (tsconfig `paths`, package `exports`, node_modules links), and walk the
+ * bodies of error-free files asking the checker what each name and call refers to.
+ *
+ * Invariants:
+ * - Only references and calls that resolve to a kiln declaration (an extractor-declared node of this or
+ *   another workspace package) are recorded; targets in node_modules or the default library, locals and
+ *   parameters are not. A target inside a declaration kiln does not itself declare (an interface member,
+ *   an enum member, an object-literal property) is attributed to the nearest enclosing kiln
+ *   declaration, unless that is the site's own declaration or one of its ancestors (a local).
+ * - A call is recorded once, as a call: its callee name is not also a reference.
+ * - Sites are visited in source order; nothing here depends on absolute paths except file lookups.
+ * - No compiler is loaded at import time.
+ */
+import { relative, sep } from 'node:path';
+import type * as TS from 'typescript';
+import { resolveTypeScript } from '../build/compile.js';
+import { findTsconfig, TSCONFIG_CANDIDATES } from '../key/tsconfig.js';
+import type { Slice } from '../facts/slice.js';
+
+export interface LoadedProgram {
+  ts: typeof TS;
+  version: string;
+  program: TS.Program;
+  checker: TS.TypeChecker;
+  options: TS.CompilerOptions;
+  host: TS.CompilerHost;
+  /** Absolute path of the tsconfig. */
+  configPath: string;
+  parsed: TS.ParsedCommandLine;
+  cache: TS.ModuleResolutionCache;
+}
+
+export type ProgramLoad =
+  | { status: 'ok'; loaded: LoadedProgram }
+  | { status: 'not-found'; tried: string[]; version: string }
+  | { status: 'invalid'; configPath: string; errors: readonly TS.Diagnostic[]; ts: typeof TS; version: string };
+
+/** Build the program of the package's tsconfig (`tsconfigName` relative to the root, else the usual candidates). */
+export function loadProgram(root: string, tsconfigName?: string): ProgramLoad {
+  const { ts, version } = resolveTypeScript(root);
+  const found = findTsconfig(root, tsconfigName);
+  if (found === undefined) return { status: 'not-found', tried: tsconfigName ? [tsconfigName] : TSCONFIG_CANDIDATES, version };
+  const configPath = `${root}${sep}${found}`;
+  const errors: TS.Diagnostic[] = [];
+  let parsed: TS.ParsedCommandLine | undefined;
+  try {
+    parsed = ts.getParsedCommandLineOfConfigFile(configPath, {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: (d) => errors.push(d) });
+  } catch {
+    parsed = undefined;
+  }
+  if (parsed) errors.push(...parsed.errors.filter((e) => e.category === ts.DiagnosticCategory.Error));
+  if (!parsed || errors.length) return { status: 'invalid', configPath, errors, ts, version };
+  const options = parsed.options;
+  const host = ts.createCompilerHost(options, true);
+  const program = ts.createProgram({
+    rootNames: parsed.fileNames,
+    options,
+    projectReferences: parsed.projectReferences,
+    host,
+    configFileParsingDiagnostics: ts.getConfigFileParsingDiagnostics(parsed),
+  });
+  const cache = ts.createModuleResolutionCache(host.getCurrentDirectory(), (f) => host.getCanonicalFileName(f), options);
+  return { status: 'ok', loaded: { ts, version, program, checker: program.getTypeChecker(), options, host, configPath, parsed, cache } };
+}
+
+/** Where the compiler resolves `specifier` from `absFile` (absolute path), or undefined. */
+export function compilerResolve(p: LoadedProgram, absFile: string, specifier: string): string | undefined {
+  const sf = p.program.getSourceFile(absFile);
+  try {
+    const r = p.ts.resolveModuleName(specifier, absFile, p.options, p.host, p.cache, undefined, sf?.impliedNodeFormat);
+    return r.resolvedModule?.resolvedFileName;
+  } catch {
+    return undefined;
+  }
+}
+
+// ------------------------------------------------------------------ declarations of a file, by node
+
+/** The kiln declarations of one file, found by the node the extractor declared them from. */
+export interface FileDecls {
+  /** `${start}:${end}` (offsets, start without trivia) → declaration indices in the slice. */
+  byRange: Map<string, number[]>;
+  slice: Slice;
+  /** Identity of declaration i, or undefined when it cannot be named (never guessed). */
+  identity: (i: number) => string | undefined;
+}
+
+export function indexDecls(sf: TS.SourceFile, slice: Slice, identity: (i: number) => string | undefined): FileDecls {
+  const byRange = new Map<string, number[]>();
+  slice.decls.forEach((d, i) => {
+    let start: number;
+    let end: number;
+    try {
+      start = sf.getPositionOfLineAndCharacter(d.span.startLine - 1, d.span.startColumn - 1);
+      end = sf.getPositionOfLineAndCharacter(d.span.endLine - 1, d.span.endColumn - 1);
+    } catch {
+      return;
+    }
+    const k = `${start}:${end}`;
+    const list = byRange.get(k);
+    if (list) list.push(i);
+    else byRange.set(k, [i]);
+  });
+  return { byRange, slice, identity };
+}
+
+// ------------------------------------------------------------------ sites
+
+export interface Site {
+  kind: 'reference' | 'call';
+  /** Identity of the innermost enclosing kiln declaration, or undefined at top level. */
+  in: string | undefined;
+  target: string;
+  name: string;
+  /** 1-based. */
+  startLine: number;
+  startColumn: number;
+  endLine: number;
+  endColumn: number;
+  typePosition: boolean;
+  form?: 'call' | 'new' | 'tagged-template' | 'decorator';
+}
+
+export interface DocLink {
+  from: string;
+  to: string;
+}
+
+interface Resolved {
+  id: string;
+  exact: boolean;
+}
+
+/**
+ * Walk one checked file and return its reference and call sites, and the JSDoc links of its
+ * declarations. `declsOf` gives the declarations of any source file (undefined for files that are
+ * not workspace sources: libraries, node_modules).
+ */
+export function walkSites(
+  p: LoadedProgram,
+  sf: TS.SourceFile,
+  own: FileDecls,
+  declsOf: (sf: TS.SourceFile) => FileDecls | undefined,
+): { sites: Site[]; links: DocLink[] } {
+  const { ts, checker } = p;
+  const SK = ts.SyntaxKind;
+  const declKinds = new Set<number>([
+    SK.FunctionDeclaration, SK.ClassDeclaration, SK.InterfaceDeclaration, SK.TypeAliasDeclaration, SK.EnumDeclaration,
+    SK.ModuleDeclaration, SK.VariableDeclaration, SK.ExportAssignment, SK.MethodDeclaration, SK.PropertyDeclaration,
+    SK.GetAccessor, SK.SetAccessor, SK.Constructor, SK.IndexSignature, SK.ClassStaticBlockDeclaration,
+  ]);
+  const sites: Site[] = [];
+  const links: DocLink[] = [];
+  /** Identities of the enclosing kiln declarations, innermost last. */
+  const stack: string[] = [];
+  const consumed = new Set<TS.Node>();
+
+  const declIndicesAt = (node: TS.Node, decls: FileDecls, file: TS.SourceFile): number[] | undefined => {
+    if (!declKinds.has(node.kind)) return undefined;
+    return decls.byRange.get(`${node.getStart(file)}:${node.end}`);
+  };
+
+  const nameOf = (node: TS.Node): string | undefined => {
+    const n = (node as { name?: TS.Node }).name;
+    return n && (ts.isIdentifier(n) || ts.isPrivateIdentifier(n)) ? n.text : undefined;
+  };
+
+  /** The kiln declaration a compiler declaration node belongs to. */
+  const targetOf = (decl: TS.Node): Resolved | undefined => {
+    const file = decl.getSourceFile();
+    const decls = file === sf ? own : declsOf(file);
+    if (!decls) return undefined;
+    const wanted = nameOf(decl);
+    for (let n: TS.Node | undefined = decl; n && n.kind !== SK.SourceFile; n = n.parent) {
+      const at = declIndicesAt(n, decls, file);
+      if (!at) continue;
+      // Several declarations from one node: a destructuring `const { a, b } = …` — pick by name.
+      const i = at.length > 1 && wanted ? at.find((x) => decls.slice.decls[x]!.name === wanted) ?? at[0]! : at[0]!;
+      const id = decls.identity(i);
+      if (!id) return undefined;
+      const exact = n === decl || (ts.isBindingElement(decl) && at.length > 0 && decls.slice.decls[i]!.name === wanted);
+      return { id, exact };
+    }
+    return undefined;
+  };
+
+  const targetsOfSymbol = (symbol: TS.Symbol | undefined): Resolved[] => {
+    if (!symbol) return [];
+    let s = symbol;
+    if (s.flags & ts.SymbolFlags.Alias) {
+      try {
+        s = checker.getAliasedSymbol(s);
+      } catch {
+        return [];
+      }
+    }
+    let decls = s.declarations ?? [];
+    // Overload signatures and their implementation: a name means the implementation.
+    const withBody = decls.filter((d) => ts.isFunctionLike(d) && (d as TS.FunctionLikeDeclaration).body !== undefined);
+    if (withBody.length && withBody.length < decls.length && decls.every((d) => ts.isFunctionLike(d))) decls = withBody;
+    const out: Resolved[] = [];
+    for (const d of decls) {
+      const r = targetOf(d);
+      if (r && !out.some((x) => x.id === r.id)) out.push(r);
+    }
+    return out;
+  };
+
+  const keep = (r: Resolved): boolean => r.exact || !stack.includes(r.id);
+
+  const addSite = (kind: Site['kind'], node: TS.Node, name: string, r: Resolved, typePosition: boolean, form?: Site['form']) => {
+    const s = sf.getLineAndCharacterOfPosition(node.getStart(sf));
+    const e = sf.getLineAndCharacterOfPosition(node.end);
+    sites.push({
+      kind,
+      in: stack[stack.length - 1],
+      target: r.id,
+      name,
+      startLine: s.line + 1,
+      startColumn: s.character + 1,
+      endLine: e.line + 1,
+      endColumn: e.character + 1,
+      typePosition,
+      ...(form ? { form } : {}),
+    });
+  };
+
+  const calleeName = (expr: TS.Expression): TS.Node | undefined => {
+    let e: TS.Expression = expr;
+    while (ts.isParenthesizedExpression(e) || ts.isNonNullExpression(e)) e = e.expression;
+    if (ts.isIdentifier(e) || ts.isPrivateIdentifier(e)) return e;
+    if (ts.isPropertyAccessExpression(e)) return e.name;
+    if (e.kind === SK.SuperKeyword) return e;
+    return undefined;
+  };
+
+  const visitCall = (node: TS.CallExpression | TS.NewExpression | TS.TaggedTemplateExpression | TS.Decorator, form: NonNullable<Site['form']>) => {
+    const calleeExpr = ts.isTaggedTemplateExpression(node) ? node.tag : node.expression;
+    const name = calleeName(calleeExpr);
+    if (!name) return;
+    let targets: Resolved[] = [];
+    if (!ts.isDecorator(node)) {
+      try {
+        const sig = checker.getResolvedSignature(node);
+        const d = sig?.declaration;
+        if (d && !ts.isJSDocSignature(d)) {
+          const r = targetOf(d);
+          if (r) targets = [r];
+        }
+      } catch {
+        // no signature: fall back to the callee's symbol
+      }
+    }
+    if (!targets.length && name.kind !== SK.SuperKeyword) targets = targetsOfSymbol(checker.getSymbolAtLocation(name));
+    targets = targets.filter(keep);
+    if (!targets.length) return;
+    const text = name.kind === SK.SuperKeyword ? 'super' : (name as TS.Identifier).text;
+    for (const r of targets) addSite('call', name, text, r, false, form);
+    consumed.add(name);
+  };
+
+  const isDeclarationName = (node: TS.Node): boolean => {
+    const parent = node.parent;
+    if (!parent) return false;
+    if ((parent as { name?: TS.Node }).name !== node) return false;
+    return parent.kind !== SK.PropertyAccessExpression && parent.kind !== SK.JsxAttribute && parent.kind !== SK.MetaProperty && parent.kind !== SK.ShorthandPropertyAssignment;
+  };
+
+  const visitName = (node: TS.Identifier | TS.PrivateIdentifier, inType: boolean) => {
+    if (consumed.has(node) || isDeclarationName(node)) return;
+    let symbol: TS.Symbol | undefined;
+    try {
+      symbol = ts.isShorthandPropertyAssignment(node.parent) && node.parent.name === node
+        ? checker.getShorthandAssignmentValueSymbol(node.parent)
+        : checker.getSymbolAtLocation(node);
+    } catch {
+      return;
+    }
+    for (const r of targetsOfSymbol(symbol)) if (keep(r)) addSite('reference', node, node.text, r, inType);
+  };
+
+  const visitDocs = (node: TS.Node, from: string) => {
+    const found: TS.Node[] = [];
+    const collect = (n: TS.Node) => {
+      if (n.kind === SK.JSDocLink || n.kind === SK.JSDocLinkCode || n.kind === SK.JSDocLinkPlain) {
+        const name = (n as TS.JSDocLink).name;
+        if (name) found.push(name);
+      } else if (n.kind === SK.JSDocNameReference) {
+        found.push((n as TS.JSDocNameReference).name);
+        return;
+      }
+      ts.forEachChild(n, collect);
+    };
+    for (const doc of ts.getJSDocCommentsAndTags(node)) {
+      // Only the documentation written on this node (a member's JSDoc is visited with the member).
+      if (doc.parent !== node && !(ts.isVariableDeclaration(node) && doc.parent === node.parent?.parent)) continue;
+      collect(doc);
+    }
+    for (const name of found) {
+      const target = name.kind === SK.JSDocMemberName ? (name as TS.JSDocMemberName).right : name;
+      let symbol: TS.Symbol | undefined;
+      try {
+        symbol = checker.getSymbolAtLocation(target);
+      } catch {
+        continue;
+      }
+      for (const r of targetsOfSymbol(symbol)) if (r.id !== from) links.push({ from, to: r.id });
+    }
+  };
+
+  const visit = (node: TS.Node, inType: boolean): void => {
+    // Import and export declarations are recorded as import/export records, not references.
+    if (ts.isImportDeclaration(node) || ts.isExportDeclaration(node) || ts.isImportEqualsDeclaration(node)) return;
+    let pushed = 0;
+    const at = declIndicesAt(node, own, sf);
+    if (at) {
+      const id = own.identity(at[0]!);
+      if (id) {
+        stack.push(id);
+        pushed = 1;
+        visitDocs(node, id);
+      }
+    }
+    let childInType = inType;
+    if (ts.isTypeNode(node) && node.kind !== SK.ExpressionWithTypeArguments) childInType = true;
+    else if (ts.isHeritageClause(node) && (node.token === SK.ImplementsKeyword || ts.isInterfaceDeclaration(node.parent))) childInType = true;
+    if (ts.isCallExpression(node)) visitCall(node, 'call');
+    else if (ts.isNewExpression(node)) visitCall(node, 'new');
+    else if (ts.isTaggedTemplateExpression(node)) visitCall(node, 'tagged-template');
+    else if (ts.isDecorator(node)) visitCall(node, 'decorator');
+    else if (ts.isIdentifier(node) || ts.isPrivateIdentifier(node)) visitName(node, inType);
+    ts.forEachChild(node, (child) => visit(child, childInType));
+    if (pushed) stack.pop();
+  };
+  visit(sf, false);
+  return { sites, links };
+}
+
+/** A compiler diagnostic's file, relative to the package root (POSIX); node_modules paths from their package. */
+export function diagnosticFile(root: string, fileName: string): string {
+  const posixName = fileName.split(sep).join('/');
+  const nm = posixName.lastIndexOf('/node_modules/');
+  if (nm >= 0) return posixName.slice(nm + 1);
+  return relative(root, fileName).split(sep).join('/');
+}

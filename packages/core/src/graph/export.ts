@@ -1,0 +1,957 @@
+/**
+ * `exportGraph(packageDir, { mode })`: one package's codegraph as records (records.ts), the product of
+ * `kiln graph export`. Syntax facts — files, modules, declarations with their digests, imports,
+ * exports, surfaces — come from the digest pipeline (digestTree and its slices). The checker's facts —
+ * compiler diagnostics, module resolution, references, calls, JSDoc links — come from a program built
+ * from the package's tsconfig (checked.ts). Manifest facts come from package.json, the tsconfig
+ * (`paths`, `references`) and project.json.
+ *
+ * Modes and provenance (records.ts `Provenance`):
+ * - `checked`: the program must type-check. Any compiler error (or no usable tsconfig) fails the export
+ *   with KILN_GRAPH_CHECK_FAILED and the errors; no record is produced. Facts of files in the program
+ *   are `compiler_checked`; files no tsconfig includes (tests outside `include`, JS without `allowJs`)
+ *   are still exported, as `syntax_inferred`, without references or calls.
+ * - `allow-errors`: everything that parses is exported; compiler diagnostics become `diagnostic`
+ *   records with `diagnoses` edges. A file with errors of its own (or a degraded module) has only
+ *   syntax facts, `syntax_inferred`, marked degraded (`type-error`), and no references or calls. An
+ *   error-free file of a program that has errors elsewhere is `compiler_unchecked`, its references and
+ *   calls included: the checker resolved them, but a type flowing in from a broken module may have
+ *   made one wrong or missing, so they are not claimed as checked. When the program has no error at
+ *   all the records are exactly those of checked mode (only the header's `mode` differs). Without a
+ *   usable tsconfig every source fact is `syntax_inferred` (KILN_GRAPH_UNCHECKED).
+ * - Manifest facts are `manifest_declared` in both modes; compiler diagnostics are `compiler_checked`
+ *   (the compiler did report them); kiln's own extraction diagnostics are `syntax_inferred`.
+ * - Imports: resolved by the compiler's module resolution when a program exists (tsconfig `paths`,
+ *   package `exports` through node_modules links), with the file's tier; otherwise by kiln (relative
+ *   paths, workspace packages by name through their package.json `exports`/`main`), `syntax_inferred`.
+ *
+ * Invariants: the records are a function of the package's files, manifests and toolchain — byte-for-
+ * byte identical for the same inputs, at any absolute path, with the store cold, warm or off; no
+ * absolute path appears in any record.
+ */
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, posix, relative, resolve, sep } from 'node:path';
+import type * as TS from 'typescript';
+import { diagnostic, KilnError, type Diagnostic } from '../diagnostics/diagnostic.js';
+import type { DiagnosticCode } from '../diagnostics/codes.js';
+import { CODES } from '../diagnostics/codes.js';
+import { digestParts, sha256Hex } from '../digest/hash.js';
+import type { Slice } from '../facts/slice.js';
+import type { DigestReport } from '../view/report.js';
+import { identityKey } from '../identity/identity.js';
+import { fileKind, logicalModulePath, type Language } from '../parse/language.js';
+import { digestTree } from '../view/digest-tree.js';
+import { buildOutputDirs } from '../view/files.js';
+import { readPackageInfo, type PackageInfo } from '../view/package.js';
+import { resolveManifestTarget, resolveInTree } from '../view/resolve.js';
+import { ModuleExports, packageOfSpecifier } from '../view/surface.js';
+import { discoverWorkspace } from '../workspace/discover.js';
+import { messageSanitizer } from '../build/compile.js';
+import { DIGEST_SCHEMA, EXTRACTOR_VERSION, GRAPH_SCHEMA_VERSION } from '../version.js';
+import { compilerResolve, diagnosticFile, indexDecls, loadProgram, walkSites, type FileDecls, type LoadedProgram } from './checked.js';
+import { findWorkspaceRoot, Locator, type PackageRoot } from './locate.js';
+import {
+  codePointCompare,
+  edgeId,
+  exportId,
+  fileId,
+  formatGraph,
+  importId,
+  isEdgeKind,
+  moduleId,
+  namespaceId,
+  packageId,
+  snapshotId,
+  sortRecords,
+  type DeclarationNode,
+  type DiagnosticNode,
+  type GraphEdge,
+  type GraphLanguage,
+  type GraphMode,
+  type GraphSpan,
+  type HeaderRecord,
+  type ImportForm,
+  type ImportNode,
+  type KnownRecord,
+  type GraphNode,
+  type PackageNode,
+  type Provenance,
+} from './records.js';
+
+export interface GraphExportOptions {
+  /** Default `checked`. */
+  mode?: GraphMode;
+  /** tsconfig file name relative to the package root; default: tsconfig.lib.json, tsconfig.build.json, tsconfig.json. */
+  tsConfig?: string;
+  /** Store directory for slices; `false` disables it (as `digestTree`). */
+  store?: string | false;
+  /** Worker threads for extraction (as `digestTree`); 0 extracts on the calling thread. */
+  workers?: number;
+  maxFileSize?: number;
+}
+
+export interface GraphExportResult {
+  /** False when checked mode refused the project: then `records` is empty. */
+  ok: boolean;
+  mode: GraphMode;
+  /** Header first, then nodes and edges in canonical order (records.ts). */
+  records: KnownRecord[];
+  /** Everything reported, for people (stderr): the store's notices and, on failure, why. */
+  diagnostics: Diagnostic[];
+}
+
+/** The JSONL text of an export (empty when it failed). */
+export function graphText(result: GraphExportResult): string {
+  return formatGraph(result.records);
+}
+
+const PRODUCER = 'graph';
+const toPosix = (p: string) => p.split(sep).join('/');
+const SECTIONS = ['dependencies', 'devDependencies', 'optionalDependencies', 'peerDependencies'] as const;
+
+interface TsDiag {
+  code: DiagnosticCode;
+  tsCode: string;
+  severity: 'error' | 'warning';
+  message: string;
+  /** Relative to the package root (absent: no location). */
+  file?: string;
+  absFile?: string;
+  span?: GraphSpan;
+}
+
+export async function exportGraph(packageDir: string, options: GraphExportOptions = {}): Promise<GraphExportResult> {
+  const mode: GraphMode = options.mode ?? 'checked';
+  const start = resolve(packageDir);
+  try {
+    if (!statSync(start).isDirectory()) throw new Error('not a directory');
+  } catch {
+    throw new KilnError(diagnostic('KILN_NOT_FOUND', `${packageDir} is not a directory`, { producer: PRODUCER }));
+  }
+  const root = packageRootOf(start);
+  const sanitize = messageSanitizer(root);
+
+  // ---- syntax facts: the digest pipeline
+  let slices: ReadonlyMap<string, Slice> = new Map();
+  const report = await digestTree(root, {
+    ...(options.store !== undefined ? { store: options.store } : {}),
+    ...(options.workers !== undefined ? { workers: options.workers } : {}),
+    ...(options.maxFileSize !== undefined ? { maxFileSize: options.maxFileSize } : {}),
+    onSlices: (s) => {
+      slices = s;
+    },
+  });
+  const people: Diagnostic[] = [...report.diagnostics];
+  const pkg = await readPackageInfo(root);
+  const outDirs = await buildOutputDirs(root);
+
+  // ---- the program
+  const load = loadProgram(root, options.tsConfig);
+  if (options.tsConfig && load.status === 'not-found') {
+    throw new KilnError(diagnostic('KILN_TSCONFIG_NOT_FOUND', `no ${options.tsConfig} in ${toPosix(relative(process.cwd(), root)) || '.'}`, { producer: PRODUCER }));
+  }
+  const loaded = load.status === 'ok' ? load.loaded : undefined;
+  const configDiags: TsDiag[] = [];
+  if (load.status === 'invalid') {
+    for (const e of load.errors) configDiags.push(tsDiag(load.ts, e, 'KILN_TSCONFIG_INVALID', root, sanitize));
+    if (!configDiags.length) {
+      configDiags.push({ code: 'KILN_TSCONFIG_INVALID', tsCode: 'TS5083', severity: 'error', message: `${toPosix(relative(root, load.configPath))} could not be read`, file: toPosix(relative(root, load.configPath)) });
+    }
+  }
+  const tsDiags: TsDiag[] = [];
+  if (loaded) {
+    let raw: readonly TS.Diagnostic[];
+    try {
+      raw = loaded.ts.getPreEmitDiagnostics(loaded.program);
+    } catch (e) {
+      throw new KilnError(diagnostic('KILN_BUILD_COMPILER_FAILED', `the compiler failed checking the program: ${sanitize((e as Error).message)}`, { producer: PRODUCER }));
+    }
+    for (const d of raw) {
+      if (d.category !== loaded.ts.DiagnosticCategory.Error && d.category !== loaded.ts.DiagnosticCategory.Warning) continue;
+      tsDiags.push(tsDiag(loaded.ts, d, d.category === loaded.ts.DiagnosticCategory.Error ? 'KILN_TYPESCRIPT_ERROR' : 'KILN_TYPESCRIPT_WARNING', root, sanitize));
+    }
+  }
+  const errors = [...configDiags, ...tsDiags].filter((d) => d.severity === 'error');
+
+  if (mode === 'checked' && (!loaded || errors.length)) {
+    const why = !loaded && load.status === 'not-found'
+      ? `no tsconfig in the package (tried ${load.tried.join(', ')}): a checked graph needs a program`
+      : `the project does not type-check (${errors.length} error${errors.length === 1 ? '' : 's'})`;
+    const failure: Diagnostic[] = [diagnostic('KILN_GRAPH_CHECK_FAILED', why, { producer: PRODUCER })];
+    if (!loaded && load.status === 'not-found') failure.push(diagnostic('KILN_TSCONFIG_NOT_FOUND', `tried ${load.tried.join(', ')}`, { producer: PRODUCER }));
+    for (const d of errors) failure.push(toDiagnostic(d));
+    return { ok: false, mode, records: [], diagnostics: [...failure, ...people.filter((d) => d.severity === 'error')] };
+  }
+
+  const b = new Builder(root, pkg, slices, report.files, outDirs, loaded, mode);
+  b.build(report, [...configDiags, ...tsDiags], load);
+  people.push(...[...configDiags, ...tsDiags].map(toDiagnostic));
+  if (!loaded) people.push(diagnostic('KILN_GRAPH_UNCHECKED', uncheckedReason(load, root), { producer: PRODUCER }));
+  await b.resolveWorkspace();
+  b.emitImports();
+  const records = b.finish();
+  return { ok: true, mode, records, diagnostics: people };
+}
+
+function uncheckedReason(load: ReturnType<typeof loadProgram>, root: string): string {
+  if (load.status === 'not-found') return `no tsconfig in the package (tried ${load.tried.join(', ')}): exported from syntax alone`;
+  if (load.status === 'invalid') return `${toPosix(relative(root, load.configPath))} could not be used: exported from syntax alone`;
+  return 'exported from syntax alone';
+}
+
+function packageRootOf(dir: string): string {
+  for (let d = dir; ; d = dirname(d)) {
+    if (existsSync(join(d, 'package.json'))) return d;
+    if (dirname(d) === d) return dir;
+  }
+}
+
+function tsDiag(ts: typeof TS, d: TS.Diagnostic, code: DiagnosticCode, root: string, sanitize: (m: string) => string): TsDiag {
+  const out: TsDiag = {
+    code,
+    tsCode: `TS${d.code}`,
+    severity: d.category === ts.DiagnosticCategory.Error ? 'error' : 'warning',
+    message: sanitize(ts.flattenDiagnosticMessageText(d.messageText, '\n')),
+  };
+  if (d.file) {
+    out.absFile = d.file.fileName;
+    out.file = diagnosticFile(root, d.file.fileName);
+    if (d.start !== undefined) {
+      const s = ts.getLineAndCharacterOfPosition(d.file, d.start);
+      const e = ts.getLineAndCharacterOfPosition(d.file, d.start + (d.length ?? 0));
+      out.span = { file: out.file, startLine: s.line + 1, startColumn: s.character + 1, endLine: e.line + 1, endColumn: e.character + 1 };
+    }
+  }
+  return out;
+}
+
+function toDiagnostic(d: TsDiag): Diagnostic & { tsCode: string } {
+  const fields: { file?: string; line?: number; column?: number; producer: string } = { producer: PRODUCER };
+  if (d.file !== undefined) fields.file = d.file;
+  if (d.span) {
+    fields.line = d.span.startLine;
+    fields.column = d.span.startColumn;
+  }
+  return { ...diagnostic(d.code, `${d.tsCode}: ${d.message}`, fields), tsCode: d.tsCode };
+}
+
+// ------------------------------------------------------------------ the builder
+
+interface PendingImport {
+  rel: string;
+  specifier: string;
+  forms: Set<ImportForm>;
+  typeOnly: boolean;
+  bindings: { imported: string; local: string; type_only: boolean }[];
+  reexports: { imported: string; exported: string }[];
+  reexportAll: boolean;
+}
+
+class Builder {
+  private readonly nodes = new Map<string, GraphNode>();
+  private readonly edges = new Map<string, GraphEdge>();
+  private readonly tiers = new Map<string, Provenance>();
+  private readonly fileErrors = new Set<string>();
+  private programHasErrors = false;
+  private readonly locator = new Locator();
+  private readonly decls = new Map<string, FileDecls | null>();
+  private readonly modules: ModuleExports;
+  private readonly fileSet: Set<string>;
+  private readonly pkgId: string;
+  private readonly manifests: { path: string; content_hash: string }[] = [];
+  private workspace = new Map<string, { root: string; info: PackageInfo; outDirs: string[] }>();
+  private readonly pendingImports: PendingImport[] = [];
+  private header!: Omit<HeaderRecord, 'snapshot' | 'counts' | 'languages' | 'degraded'>;
+
+  constructor(
+    private readonly root: string,
+    private readonly pkg: PackageInfo,
+    private readonly slices: ReadonlyMap<string, Slice>,
+    private readonly files: { path: string; content_hash: string }[],
+    private readonly outDirs: string[],
+    private readonly loaded: LoadedProgram | undefined,
+    private readonly mode: GraphMode,
+  ) {
+    this.modules = new ModuleExports(slices as Map<string, Slice>);
+    this.fileSet = new Set(slices.keys());
+    this.pkgId = packageId(pkg.name);
+  }
+
+  // ---------------------------------------------------------------- helpers
+
+  private langOf(rel: string): Language {
+    return this.slices.get(rel)?.language ?? fileKind(rel)?.language ?? 'typescript';
+  }
+
+  private modId(rel: string): string {
+    return moduleId(this.langOf(rel), this.pkg.name, logicalModulePath(rel));
+  }
+
+  private identityOf(rel: string, i: number): string {
+    const s = this.slices.get(rel)!;
+    const d = s.decls[i]!;
+    return identityKey({ language: s.language, package: this.pkg.name, module: logicalModulePath(rel), path: d.path, kind: d.kind });
+  }
+
+  private tier(rel: string): Provenance {
+    return this.tiers.get(rel) ?? 'syntax_inferred';
+  }
+
+  private addNode(r: GraphNode): void {
+    if (!this.nodes.has(r.id)) this.nodes.set(r.id, r);
+  }
+
+  private addEdge<K extends GraphEdge['kind']>(
+    kind: K,
+    from: string,
+    to: string,
+    provenance: Provenance,
+    language: GraphLanguage,
+    extra: Omit<Extract<GraphEdge, { kind: K }>, 'kind' | 'id' | 'language' | 'provenance' | 'degraded' | 'from' | 'to'>,
+    merge?: (into: Extract<GraphEdge, { kind: K }>) => void,
+  ): void {
+    const id = edgeId(kind, from, to, provenance);
+    const had = this.edges.get(id) as Extract<GraphEdge, { kind: K }> | undefined;
+    if (had) {
+      merge?.(had);
+      return;
+    }
+    this.edges.set(id, { kind, id, language, provenance, degraded: false, from, to, ...extra } as unknown as GraphEdge);
+  }
+
+  /** Where a resolved file belongs: a module of this package first, else wherever the locator says. */
+  private placeOf(absFile: string): { external: boolean; moduleId: string; package: string } | undefined {
+    const rel = toPosix(relative(this.root, absFile));
+    if (!rel.startsWith('../') && this.slices.has(rel)) return { external: false, moduleId: this.modId(rel), package: this.pkg.name };
+    const p = this.locator.place(absFile);
+    if (!p) return undefined;
+    return p.external ? { external: true, moduleId: packageId(p.package), package: p.package } : { external: false, moduleId: p.moduleId, package: p.package };
+  }
+
+  /** The declarations of any source file the program knows, for resolving targets. */
+  private declsOf = (sf: TS.SourceFile): FileDecls | undefined => {
+    const key = sf.fileName;
+    const cached = this.decls.get(key);
+    if (cached !== undefined) return cached ?? undefined;
+    let out: FileDecls | null = null;
+    const p = this.loaded!;
+    const rel = toPosix(relative(this.root, sf.fileName));
+    if (!rel.startsWith('../') && this.slices.has(rel)) {
+      out = indexDecls(sf, this.slices.get(rel)!, (i) => this.identityOf(rel, i));
+    } else if (!p.program.isSourceFileDefaultLibrary(sf) && !toPosix(sf.fileName).includes('/node_modules/')) {
+      // A workspace package reached through a node_modules link counts as an "external library" to
+      // the compiler, but its real path is a workspace source: only real node_modules paths are external.
+      const slice = this.locator.sliceOf(sf.fileName);
+      if (slice) out = indexDecls(sf, slice, (i) => this.locator.identityIn(sf.fileName, i));
+    }
+    this.decls.set(key, out);
+    return out ?? undefined;
+  };
+
+  // ---------------------------------------------------------------- build
+
+  build(report: DigestReport, diags: TsDiag[], load: ReturnType<typeof loadProgram>): void {
+    const p = this.loaded;
+    const rootPosix = toPosix(this.root);
+    // Which files failed checking.
+    for (const d of diags) {
+      if (d.severity !== 'error') continue;
+      this.programHasErrors = true;
+      if (d.absFile) {
+        const rel = toPosix(relative(rootPosix, toPosix(d.absFile)));
+        if (!rel.startsWith('../')) this.fileErrors.add(rel);
+      }
+    }
+    for (const f of report.files) {
+      const inProgram = p ? !!p.program.getSourceFile(join(this.root, f.path)) : false;
+      let tier: Provenance;
+      if (!inProgram || this.fileErrors.has(f.path) || f.module.degraded) tier = 'syntax_inferred';
+      else tier = this.programHasErrors ? 'compiler_unchecked' : 'compiler_checked';
+      this.tiers.set(f.path, tier);
+    }
+
+    this.emitPackage(load);
+    this.emitFiles(report);
+    this.emitNamespacesAndExports();
+    this.collectImports();
+    if (p) this.emitSites(p);
+    this.emitDiagnostics(report, diags);
+    const configRel = load.status === 'ok' ? toPosix(relative(this.root, load.loaded.configPath)) : load.status === 'invalid' ? toPosix(relative(this.root, load.configPath)) : null;
+    this.header = {
+      kind: 'header',
+      id: `header:${this.pkg.name}`,
+      language: 'json',
+      provenance: 'manifest_declared',
+      format: 'kiln-codegraph',
+      schema_version: GRAPH_SCHEMA_VERSION,
+      mode: this.mode,
+      root: '.',
+      package: this.pkg.name,
+      toolchain: { kiln_extractor: EXTRACTOR_VERSION, digest_schema: DIGEST_SCHEMA, typescript: load.status === 'ok' ? load.loaded.version : load.version },
+      tsconfig: configRel,
+    };
+  }
+
+  private emitPackage(load: ReturnType<typeof loadProgram>): void {
+    const manifestBytes = readBytes(join(this.root, 'package.json'));
+    let manifest: Record<string, unknown> | null = null;
+    if (manifestBytes !== undefined) {
+      this.manifests.push({ path: 'package.json', content_hash: sha256Hex(manifestBytes) });
+      try {
+        const v = JSON.parse(manifestBytes.toString('utf8')) as unknown;
+        if (v && typeof v === 'object' && !Array.isArray(v)) manifest = v as Record<string, unknown>;
+      } catch {
+        // reported by the digest pipeline (KILN_MANIFEST_INVALID)
+      }
+    }
+    const dependencies: { name: string; section: string }[] = [];
+    for (const section of SECTIONS) {
+      const deps = manifest?.[section];
+      if (!deps || typeof deps !== 'object' || Array.isArray(deps)) continue;
+      for (const name of Object.keys(deps).sort(codePointCompare)) dependencies.push({ name, section });
+    }
+    dependencies.sort((a, b) => codePointCompare(a.name, b.name) || codePointCompare(a.section, b.section));
+
+    let tsconfig: PackageNode['tsconfig'] = null;
+    const refTargets: string[] = [];
+    const configPath = load.status === 'ok' ? load.loaded.configPath : load.status === 'invalid' ? load.configPath : undefined;
+    if (configPath) {
+      const chain = [configPath];
+      if (load.status === 'ok') {
+        const cf = load.loaded.parsed.options.configFile as (TS.TsConfigSourceFile & { extendedSourceFiles?: string[] }) | undefined;
+        chain.push(...(cf?.extendedSourceFiles ?? []));
+      }
+      for (const f of chain) {
+        const bytes = readBytes(f);
+        if (bytes !== undefined) this.manifests.push({ path: diagnosticFile(this.root, f), content_hash: sha256Hex(bytes) });
+      }
+      if (load.status === 'ok') {
+        const opts = load.loaded.options;
+        const paths: Record<string, string[]> = {};
+        for (const k of Object.keys(opts.paths ?? {}).sort(codePointCompare)) paths[k] = [...opts.paths![k]!];
+        const references = (load.loaded.parsed.projectReferences ?? []).map((r) => toPosix(relative(this.root, r.path))).sort(codePointCompare);
+        tsconfig = { file: toPosix(relative(this.root, configPath)), paths, references };
+        for (const r of load.loaded.parsed.projectReferences ?? []) {
+          const dir = r.path.endsWith('.json') ? dirname(r.path) : r.path;
+          const other = this.locator.packageOfDir(dir);
+          if (other && other.root !== this.root) refTargets.push(other.name);
+        }
+      }
+    }
+    let project: PackageNode['project'] = null;
+    const projectBytes = readBytes(join(this.root, 'project.json'));
+    const implicit: string[] = [];
+    if (projectBytes !== undefined) {
+      this.manifests.push({ path: 'project.json', content_hash: sha256Hex(projectBytes) });
+      try {
+        const pj = JSON.parse(projectBytes.toString('utf8')) as { name?: unknown; tags?: unknown; implicitDependencies?: unknown };
+        const strings = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
+        implicit.push(...strings(pj.implicitDependencies).filter((x) => !x.startsWith('!')));
+        project = { name: typeof pj.name === 'string' ? pj.name : null, tags: strings(pj.tags).sort(codePointCompare), implicit_dependencies: strings(pj.implicitDependencies).sort(codePointCompare) };
+      } catch {
+        project = { name: null, tags: [], implicit_dependencies: [] };
+      }
+    }
+    this.manifests.sort((a, b) => codePointCompare(a.path, b.path));
+    const rec: PackageNode = {
+      kind: 'package',
+      id: this.pkgId,
+      language: 'json',
+      provenance: 'manifest_declared',
+      degraded: !!this.pkg.invalid,
+      ...(this.pkg.invalid ? { degraded_reason: 'manifest-invalid' } : {}),
+      name: this.pkg.name,
+      manifests: this.manifests,
+      dependencies,
+      entries: this.pkg.entries.map((e) => e.subpath),
+      tsconfig,
+      project,
+    };
+    this.addNode(rec);
+    const via = new Map<string, Set<string>>();
+    const add = (name: string, how: string) => {
+      if (name === this.pkg.name) return;
+      const set = via.get(name) ?? new Set<string>();
+      set.add(how);
+      via.set(name, set);
+    };
+    for (const d of dependencies) add(d.name, d.section);
+    for (const r of refTargets) add(r, 'tsconfig-reference');
+    for (const i of implicit) add(i, 'project.json');
+    for (const [name, hows] of via) {
+      this.addEdge('imports', this.pkgId, packageId(name), 'manifest_declared', 'json', { via: [...hows].sort(codePointCompare), type_only: false });
+    }
+  }
+
+  private emitFiles(report: DigestReport): void {
+    const byFile = new Map<string, typeof report.declarations>();
+    for (const d of report.declarations) {
+      const list = byFile.get(d.span.file) ?? [];
+      list.push(d);
+      byFile.set(d.span.file, list);
+    }
+    for (const f of report.files) {
+      const slice = this.slices.get(f.path);
+      if (!slice) continue;
+      const tier = this.tier(f.path);
+      const lang = slice.language;
+      const mod = this.modId(f.path);
+      const fid = fileId(this.pkg.name, f.path);
+      const reason = f.module.degraded ?? (this.fileErrors.has(f.path) ? 'type-error' : undefined);
+      const degraded = reason ? { degraded: true, degraded_reason: reason } : { degraded: false };
+      this.addNode({ kind: 'file', id: fid, language: lang, provenance: tier, ...degraded, package: this.pkg.name, path: f.path, variant: f.variant, content_hash: f.content_hash, module: mod });
+      this.addNode({
+        kind: 'module',
+        id: mod,
+        language: lang,
+        provenance: tier,
+        ...degraded,
+        package: this.pkg.name,
+        module_path: logicalModulePath(f.path),
+        file: f.path,
+        module_digest: f.module.digest,
+        namespaces: [],
+        internal: true,
+      });
+      this.addEdge('contains', this.pkgId, fid, tier, lang, {});
+      this.addEdge('contains', this.pkgId, mod, tier, lang, {});
+      this.addEdge('defines', fid, mod, tier, lang, {});
+      const records = byFile.get(f.path) ?? [];
+      slice.decls.forEach((d, i) => {
+        const r = records[i];
+        const id = this.identityOf(f.path, i);
+        const parent = d.parent === -1 ? null : this.identityOf(f.path, d.parent);
+        const rec: DeclarationNode = {
+          kind: 'declaration',
+          id,
+          language: lang,
+          provenance: tier,
+          degraded: !!d.degraded,
+          ...(d.degraded ? { degraded_reason: d.degraded } : {}),
+          span: { file: f.path, ...d.span },
+          package: this.pkg.name,
+          module: mod,
+          module_path: logicalModulePath(f.path),
+          path: d.path,
+          name: d.name,
+          decl_kind: d.kind,
+          parent,
+          semantic_digest: r && r.identity === id ? r.semantic_digest : d.semantic,
+          doc_digest: d.doc,
+          digest_schema: slice.digestSchema,
+          header_digest: d.signature ?? null,
+          surface: r && r.identity === id ? [...r.surface] : [],
+          exported_as: [...new Set(d.exportedAs ?? [])].sort(codePointCompare),
+        };
+        this.addNode(rec);
+        this.addEdge('defines', parent ?? mod, id, tier, lang, {});
+      });
+    }
+  }
+
+  private emitNamespacesAndExports(): void {
+    const moduleNamespaces = new Map<string, Set<string>>();
+    const note = (mod: string, ns: string) => {
+      const set = moduleNamespaces.get(mod) ?? new Set<string>();
+      set.add(ns);
+      moduleNamespaces.set(mod, set);
+    };
+    for (const entry of this.pkg.entries) {
+      const file = entry.targets.map((t) => resolveManifestTarget(t, this.fileSet, this.outDirs)).find((f) => f !== undefined);
+      const ns = namespaceId(this.pkg.name, entry.subpath);
+      const table = file ? this.modules.exportsOf(file) : undefined;
+      const names = new Set<string>([...(table?.names.keys() ?? []), ...(table?.external.keys() ?? [])]);
+      const lang: GraphLanguage = file ? this.langOf(file) : 'json';
+      this.addNode({
+        kind: 'namespace',
+        id: ns,
+        language: lang,
+        provenance: 'manifest_declared',
+        degraded: !file,
+        ...(!file ? { degraded_reason: 'entry-not-in-tree' } : {}),
+        package: this.pkg.name,
+        entry: entry.subpath,
+        module: file ? this.modId(file) : null,
+        names: [...names].sort(codePointCompare),
+      });
+      this.addEdge('contains', this.pkgId, ns, 'manifest_declared', 'json', {});
+      if (!file || !table) continue;
+      this.addEdge('contains', ns, this.modId(file), 'manifest_declared', lang, {});
+      note(this.modId(file), ns);
+      this.exportEdges(ns, table.names, (t) => this.tier(t));
+      for (const targets of table.names.values()) for (const t of targets) note(this.modId(t.file), ns);
+    }
+    for (const [mod, set] of moduleNamespaces) {
+      const m = this.nodes.get(mod);
+      if (m && m.kind === 'module') {
+        m.namespaces = [...set].sort(codePointCompare);
+        m.internal = false;
+      }
+    }
+    // Each module's own exports.
+    for (const rel of [...this.slices.keys()].sort(codePointCompare)) {
+      const table = this.modules.exportsOf(rel);
+      const mod = this.modId(rel);
+      const lang = this.langOf(rel);
+      const tier = this.tier(rel);
+      const names = new Set<string>([...table.names.keys(), ...table.external.keys()]);
+      for (const name of [...names].sort(codePointCompare)) {
+        const eid = exportId(mod, name);
+        const targets = table.names.get(name) ?? [];
+        this.addNode({
+          kind: 'export',
+          id: eid,
+          language: lang,
+          provenance: tier,
+          degraded: false,
+          package: this.pkg.name,
+          module: mod,
+          name,
+          targets: [...new Set(targets.map((t) => this.identityOf(t.file, t.decl)))].sort(codePointCompare),
+          external: [...(table.external.get(name) ?? [])].sort(codePointCompare),
+        });
+        this.addEdge('contains', mod, eid, tier, lang, {});
+        for (const t of targets) this.addEdge('exports', eid, this.identityOf(t.file, t.decl), tier, lang, { names: [name] });
+      }
+    }
+  }
+
+  private exportEdges(from: string, names: Map<string, { file: string; decl: number }[]>, tierOf: (file: string) => Provenance): void {
+    for (const [name, targets] of names) {
+      for (const t of targets) {
+        const to = this.identityOf(t.file, t.decl);
+        this.addEdge('exports', from, to, tierOf(t.file), this.langOf(t.file), { names: [name] }, (e) => {
+          if (!e.names.includes(name)) e.names = [...e.names, name].sort(codePointCompare);
+        });
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- imports
+
+  private collectImports(): void {
+    for (const rel of [...this.slices.keys()].sort(codePointCompare)) {
+      const s = this.slices.get(rel)!;
+      const bySpec = new Map<string, PendingImport>();
+      const get = (specifier: string) => {
+        let p = bySpec.get(specifier);
+        if (!p) {
+          p = { rel, specifier, forms: new Set(), typeOnly: true, bindings: [], reexports: [], reexportAll: false };
+          bySpec.set(specifier, p);
+        }
+        return p;
+      };
+      for (const imp of s.imports) {
+        const p = get(imp.specifier);
+        p.forms.add('import');
+        if (!imp.typeOnly && !(imp.bindings.length && imp.bindings.every((b) => b.typeOnly))) p.typeOnly = false;
+        for (const b of imp.bindings) p.bindings.push({ imported: b.imported, local: b.local, type_only: imp.typeOnly || b.typeOnly });
+      }
+      for (const re of s.reexports) {
+        const p = get(re.specifier);
+        p.forms.add('re-export');
+        if (!re.typeOnly) p.typeOnly = false;
+        if (re.names === '*') p.reexportAll = true;
+        else for (const n of re.names) p.reexports.push({ imported: n.imported, exported: n.exported });
+      }
+      for (const spec of s.dynamicImports ?? []) {
+        const p = get(spec);
+        p.forms.add('dynamic');
+        p.typeOnly = false;
+      }
+      this.pendingImports.push(...bySpec.values());
+    }
+  }
+
+  /** Workspace packages by name, for bare specifiers kiln resolves itself. */
+  async resolveWorkspace(): Promise<void> {
+    const wsRoot = findWorkspaceRoot(this.root);
+    const roots: string[] = [];
+    if (wsRoot) {
+      try {
+        const ws = await discoverWorkspace(wsRoot);
+        for (const p of ws.projects) roots.push(join(wsRoot, p.root));
+      } catch {
+        // no workspace: only this package
+      }
+    }
+    roots.push(this.root);
+    for (const r of roots) {
+      const info = await readPackageInfo(r);
+      if (!info.found || info.invalid) continue;
+      if (!this.workspace.has(info.name)) this.workspace.set(info.name, { root: r, info, outDirs: await buildOutputDirs(r) });
+    }
+  }
+
+  private kilnResolve(rel: string, specifier: string): string | undefined {
+    if (specifier.startsWith('./') || specifier.startsWith('../') || specifier === '.' || specifier === '..') {
+      const hit = this.modules.resolve(rel, specifier);
+      if (hit) return join(this.root, hit);
+      const abs = resolve(this.root, dirname(rel), specifier);
+      const base = dirname(abs);
+      const found = resolveInTree(posix.basename(toPosix(abs)), existsIn(base));
+      return found ? join(base, found) : undefined;
+    }
+    if (specifier.startsWith('#') || specifier.startsWith('node:')) return undefined;
+    const name = packageOfSpecifier(specifier);
+    const ws = this.workspace.get(name);
+    if (!ws) return undefined;
+    const sub = `.${specifier.slice(name.length)}`;
+    const entry = ws.info.entries.find((e) => e.subpath === sub);
+    const inTree = existsIn(ws.root);
+    if (entry) {
+      for (const t of entry.targets) {
+        const f = resolveManifestTarget(t, inTree, ws.outDirs);
+        if (f) return join(ws.root, f);
+      }
+      return undefined;
+    }
+    if (sub !== '.' && !ws.info.entries.length) {
+      const f = resolveInTree(sub.slice(2), inTree);
+      if (f) return join(ws.root, f);
+    }
+    return undefined;
+  }
+
+  emitImports(): void {
+    const byTarget = new Map<string, { from: string; to: string; provenance: Provenance; language: Language; via: Set<string>; typeOnly: boolean }>();
+    for (const p of this.pendingImports) {
+      const abs = join(this.root, p.rel);
+      let target: string | null = null;
+      let external = false;
+      let by: ImportNode['resolved_by'] = 'none';
+      const place = (file: string) => this.placeOf(file);
+      const compiled = this.loaded ? compilerResolve(this.loaded, abs, p.specifier) : undefined;
+      const compiledPlace = compiled ? place(compiled) : undefined;
+      if (compiledPlace) {
+        by = 'compiler';
+        external = compiledPlace.external;
+        target = compiledPlace.external ? packageId(packageOfSpecifier(p.specifier)) : compiledPlace.moduleId;
+      } else {
+        const own = this.kilnResolve(p.rel, p.specifier);
+        const ownPlace = own ? place(own) : undefined;
+        if (ownPlace && !ownPlace.external) {
+          by = 'kiln';
+          target = ownPlace.moduleId;
+        } else if (!p.specifier.startsWith('.') && !p.specifier.startsWith('#') && !p.specifier.startsWith('/')) {
+          by = 'kiln';
+          const name = packageOfSpecifier(p.specifier);
+          external = !this.workspace.has(name);
+          target = packageId(name);
+        }
+      }
+      const mod = this.modId(p.rel);
+      const lang = this.langOf(p.rel);
+      const tier = this.tier(p.rel);
+      const iid = importId(mod, p.specifier);
+      this.addNode({
+        kind: 'import',
+        id: iid,
+        language: lang,
+        provenance: tier,
+        degraded: target === null,
+        ...(target === null ? { degraded_reason: 'unresolved' } : {}),
+        package: this.pkg.name,
+        module: mod,
+        specifier: p.specifier,
+        forms: [...p.forms].sort(codePointCompare),
+        type_only: p.typeOnly,
+        bindings: p.bindings.sort((a, b) => codePointCompare(a.local, b.local) || codePointCompare(a.imported, b.imported)),
+        reexports: p.reexports.sort((a, b) => codePointCompare(a.exported, b.exported) || codePointCompare(a.imported, b.imported)),
+        reexport_all: p.reexportAll,
+        target,
+        external,
+        resolved_by: by,
+      });
+      this.addEdge('contains', mod, iid, tier, lang, {});
+      if (target === null || target === mod) continue;
+      const provenance: Provenance = by === 'compiler' ? tier : 'syntax_inferred';
+      const key = `${mod}\u0000${target}\u0000${provenance}`;
+      const e = byTarget.get(key) ?? { from: mod, to: target, provenance, language: lang, via: new Set<string>(), typeOnly: true };
+      e.via.add(p.specifier);
+      if (!p.typeOnly) e.typeOnly = false;
+      byTarget.set(key, e);
+    }
+    for (const e of byTarget.values()) {
+      this.addEdge('imports', e.from, e.to, e.provenance, e.language, { via: [...e.via].sort(codePointCompare), type_only: e.typeOnly });
+    }
+  }
+
+  // ---------------------------------------------------------------- references, calls, JSDoc links
+
+  private emitSites(p: LoadedProgram): void {
+    for (const rel of [...this.slices.keys()].sort(codePointCompare)) {
+      const tier = this.tier(rel);
+      if (tier !== 'compiler_checked' && tier !== 'compiler_unchecked') continue;
+      const sf = p.program.getSourceFile(join(this.root, rel));
+      if (!sf) continue;
+      const own = this.declsOf(sf);
+      if (!own) continue;
+      const { sites, links } = walkSites(p, sf, own, this.declsOf);
+      const mod = this.modId(rel);
+      const lang = this.langOf(rel);
+      const ordinals = new Map<string, number>();
+      for (const s of sites) {
+        const inId = s.in ?? mod;
+        const pair = `${s.kind}:${inId}->${s.target}`;
+        const n = (ordinals.get(pair) ?? 0) + 1;
+        ordinals.set(pair, n);
+        const id = `${pair}#${n}`;
+        const span: GraphSpan = { file: rel, startLine: s.startLine, startColumn: s.startColumn, endLine: s.endLine, endColumn: s.endColumn };
+        if (s.kind === 'reference') {
+          this.addNode({ kind: 'reference', id, language: lang, provenance: tier, degraded: false, span, package: this.pkg.name, in: inId, target: s.target, name: s.name, type_position: s.typePosition });
+          this.addEdge('references', inId, s.target, tier, lang, { count: 1, type_only: s.typePosition }, (e) => {
+            e.count++;
+            if (!s.typePosition) e.type_only = false;
+          });
+        } else {
+          this.addNode({ kind: 'call', id, language: lang, provenance: tier, degraded: false, span, package: this.pkg.name, in: inId, target: s.target, name: s.name, form: s.form ?? 'call' });
+          this.addEdge('calls', inId, s.target, tier, lang, { count: 1 }, (e) => {
+            e.count++;
+          });
+        }
+        this.addEdge('contains', inId, id, tier, lang, {});
+      }
+      for (const l of links) {
+        this.addEdge('documents', l.from, l.to, tier, lang, { count: 1 }, (e) => {
+          e.count++;
+        });
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- diagnostics
+
+  /** The innermost declaration of a package file containing a position, or its module. */
+  private anchorOf(rel: string, line: number, column: number): string {
+    const s = this.slices.get(rel);
+    if (!s) return this.pkgId;
+    let best = -1;
+    s.decls.forEach((d, i) => {
+      const sp = d.span;
+      const after = line > sp.startLine || (line === sp.startLine && column >= sp.startColumn);
+      const before = line < sp.endLine || (line === sp.endLine && column <= sp.endColumn);
+      if (after && before) best = i; // declarations are listed parents first: the last hit is the innermost
+    });
+    return best >= 0 ? this.identityOf(rel, best) : this.modId(rel);
+  }
+
+  private emitDiagnostics(report: DigestReport, tsDiags: TsDiag[]): void {
+    const add = (d: {
+      code: DiagnosticCode;
+      tsCode: string | null;
+      message: string;
+      producer: string;
+      file?: string;
+      absFile?: string;
+      span?: GraphSpan;
+      provenance: Provenance;
+    }) => {
+      const entry = CODES[d.code];
+      const file = d.file ?? null;
+      const where = d.span ? `${d.span.startLine}:${d.span.startColumn}` : '-';
+      const id = `diagnostic:${d.code}${d.tsCode ? `/${d.tsCode}` : ''}@${file ?? '-'}:${where}#${digestParts('kiln-graph-diagnostic/1', [d.message]).slice(0, 12)}`;
+      const lang: GraphLanguage = file ? (fileKind(file)?.language ?? 'json') : 'json';
+      const rec: DiagnosticNode = {
+        kind: 'diagnostic',
+        id,
+        language: lang,
+        provenance: d.provenance,
+        degraded: false,
+        ...(d.span ? { span: d.span } : {}),
+        package: this.pkg.name,
+        code: d.code,
+        ts_code: d.tsCode,
+        severity: entry.severity,
+        message: d.message,
+        hint: entry.hint,
+        producer: d.producer,
+        file,
+      };
+      this.addNode(rec);
+      let anchor: string = this.pkgId;
+      if (file && this.slices.has(file)) anchor = d.span ? this.anchorOf(file, d.span.startLine, d.span.startColumn) : this.modId(file);
+      else if (d.absFile) {
+        const place = this.placeOf(d.absFile);
+        if (place) anchor = place.moduleId;
+      }
+      this.addEdge('diagnoses', id, anchor, d.provenance, lang, {});
+    };
+    for (const d of report.diagnostics) {
+      if (d.producer !== 'extract' && d.producer !== 'view') continue;
+      const span = d.file && d.line !== undefined ? { file: d.file, startLine: d.line, startColumn: d.column ?? 1, endLine: d.line, endColumn: d.column ?? 1 } : undefined;
+      add({
+        code: d.code,
+        tsCode: null,
+        message: d.message,
+        producer: d.producer,
+        ...(d.file !== undefined ? { file: d.file } : {}),
+        ...(span ? { span } : {}),
+        provenance: d.code === 'KILN_MANIFEST_INVALID' ? 'manifest_declared' : 'syntax_inferred',
+      });
+    }
+    for (const d of tsDiags) {
+      add({
+        code: d.code,
+        tsCode: d.tsCode,
+        message: d.message,
+        producer: 'typescript',
+        ...(d.file !== undefined ? { file: d.file } : {}),
+        ...(d.absFile !== undefined ? { absFile: d.absFile } : {}),
+        ...(d.span ? { span: d.span } : {}),
+        provenance: d.code === 'KILN_TSCONFIG_INVALID' ? 'manifest_declared' : 'compiler_checked',
+      });
+    }
+    if (!this.loaded) {
+      add({ code: 'KILN_GRAPH_UNCHECKED', tsCode: null, message: 'no program: exported from syntax alone', producer: PRODUCER, provenance: 'syntax_inferred' });
+    }
+  }
+
+  // ---------------------------------------------------------------- finish
+
+  finish(): KnownRecord[] {
+    const nodes = sortRecords([...this.nodes.values()]);
+    const edges = sortRecords([...this.edges.values()]);
+    const languages = new Set<GraphLanguage>();
+    let degraded = false;
+    for (const r of [...nodes, ...edges]) {
+      languages.add(r.language);
+      if (r.degraded) degraded = true;
+    }
+    const snapshotEntries = [...this.files.map((f) => ({ path: f.path, content_hash: f.content_hash })), ...this.manifests];
+    const { kind, id, language, provenance, ...rest } = this.header;
+    const header: HeaderRecord = {
+      kind,
+      id,
+      language,
+      provenance,
+      degraded,
+      ...rest,
+      languages: [...languages].sort(codePointCompare),
+      snapshot: { id: snapshotId(snapshotEntries), files: snapshotEntries.length },
+      counts: { nodes: nodes.length, edges: edges.filter((e) => isEdgeKind(e.kind)).length },
+    };
+    return [header, ...nodes, ...edges];
+  }
+}
+
+function readBytes(path: string): Buffer | undefined {
+  try {
+    return readFileSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+/** A set-like view of the files under a directory, for resolveInTree / resolveManifestTarget. */
+function existsIn(dir: string): ReadonlySet<string> {
+  return {
+    has: (p: string) => {
+      try {
+        return statSync(join(dir, p)).isFile();
+      } catch {
+        return false;
+      }
+    },
+  } as ReadonlySet<string>;
+}
