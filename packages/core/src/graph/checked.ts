@@ -66,6 +66,20 @@ export function loadProgram(root: string, tsconfigName?: string): ProgramLoad {
   return { status: 'ok', loaded: { ts, version, program, checker: program.getTypeChecker(), options, host, configPath, parsed, cache } };
 }
 
+/**
+ * The program's diagnostics as `tsc --noEmit` reports them: configuration, options, global, syntactic
+ * and semantic. Not the declaration emitter's (TS4xxx): those are about emitting `.d.ts`, which the
+ * build reports, not about whether the code type-checks — and they cost a declaration emit.
+ */
+export function checkProgram(p: LoadedProgram): readonly TS.Diagnostic[] {
+  const { program } = p;
+  const out: TS.Diagnostic[] = [...program.getConfigFileParsingDiagnostics(), ...program.getOptionsDiagnostics(), ...program.getGlobalDiagnostics()];
+  // Semantic diagnostics even where another file has syntax errors (tsc stops there): tolerant mode
+  // needs to know which files check. The compiler itself skips what skipLibCheck/checkJs leave out.
+  out.push(...program.getSyntacticDiagnostics(), ...program.getSemanticDiagnostics());
+  return p.ts.sortAndDeduplicateDiagnostics(out);
+}
+
 /** Where the compiler resolves `specifier` from `absFile` (absolute path), or undefined. */
 export function compilerResolve(p: LoadedProgram, absFile: string, specifier: string): string | undefined {
   const sf = p.program.getSourceFile(absFile);
@@ -242,10 +256,27 @@ export function walkSites(
     const name = calleeName(calleeExpr);
     if (!name) return;
     let targets: Resolved[] = [];
-    if (!ts.isDecorator(node)) {
+    // The callee's symbol decides, except where only the checker's chosen signature can: overloads
+    // (each overload signature is its own identity) and `super(…)`. Asking for the signature costs a
+    // re-resolution of the call, so it is asked only then.
+    let symbol: TS.Symbol | undefined;
+    if (name.kind !== SK.SuperKeyword) {
       try {
-        const sig = checker.getResolvedSignature(node);
-        const d = sig?.declaration;
+        symbol = checker.getSymbolAtLocation(name);
+        if (symbol && symbol.flags & ts.SymbolFlags.Alias) symbol = checker.getAliasedSymbol(symbol);
+      } catch {
+        symbol = undefined;
+      }
+    }
+    let callable = symbol?.declarations ?? [];
+    if (symbol && symbol.flags & ts.SymbolFlags.Class && ts.isNewExpression(node)) {
+      const ctors = symbol.members?.get('__constructor' as TS.__String)?.declarations ?? [];
+      if (ctors.length) callable = ctors;
+    }
+    const overloaded = callable.filter((d) => ts.isFunctionLike(d)).length > 1;
+    if ((overloaded || !symbol) && !ts.isDecorator(node)) {
+      try {
+        const d = checker.getResolvedSignature(node)?.declaration;
         if (d && !ts.isJSDocSignature(d)) {
           const r = targetOf(d);
           if (r) targets = [r];
@@ -254,7 +285,11 @@ export function walkSites(
         // no signature: fall back to the callee's symbol
       }
     }
-    if (!targets.length && name.kind !== SK.SuperKeyword) targets = targetsOfSymbol(checker.getSymbolAtLocation(name));
+    if (!targets.length && callable.length === 1 && callable !== symbol?.declarations) {
+      const r = targetOf(callable[0]!); // the class's one constructor
+      if (r) targets = [r];
+    }
+    if (!targets.length && symbol) targets = targetsOfSymbol(symbol);
     targets = targets.filter(keep);
     if (!targets.length) return;
     const text = name.kind === SK.SuperKeyword ? 'super' : (name as TS.Identifier).text;

@@ -48,7 +48,7 @@ import { ModuleExports, packageOfSpecifier } from '../view/surface.js';
 import { discoverWorkspace } from '../workspace/discover.js';
 import { messageSanitizer } from '../build/compile.js';
 import { DIGEST_SCHEMA, EXTRACTOR_VERSION, GRAPH_SCHEMA_VERSION } from '../version.js';
-import { compilerResolve, diagnosticFile, indexDecls, loadProgram, walkSites, type FileDecls, type LoadedProgram } from './checked.js';
+import { checkProgram, compilerResolve, diagnosticFile, indexDecls, loadProgram, walkSites, type FileDecls, type LoadedProgram } from './checked.js';
 import { findWorkspaceRoot, Locator, type PackageRoot } from './locate.js';
 import {
   codePointCompare,
@@ -131,23 +131,27 @@ export async function exportGraph(packageDir: string, options: GraphExportOption
   const root = packageRootOf(start);
   const sanitize = messageSanitizer(root);
 
-  // ---- syntax facts: the digest pipeline
+  // ---- syntax facts (the digest pipeline, parsing in worker threads) and the program (this thread),
+  // overlapped: the program is built and checked once the pool has its work, then the slices awaited.
   let slices: ReadonlyMap<string, Slice> = new Map();
-  const report = await digestTree(root, {
+  let working!: () => void;
+  const poolBusy = new Promise<void>((r) => (working = r));
+  const digesting = digestTree(root, {
     ...(options.store !== undefined ? { store: options.store } : {}),
     ...(options.workers !== undefined ? { workers: options.workers } : {}),
     ...(options.maxFileSize !== undefined ? { maxFileSize: options.maxFileSize } : {}),
+    onProgress: () => working(),
     onSlices: (s) => {
       slices = s;
     },
   });
-  const people: Diagnostic[] = [...report.diagnostics];
-  const pkg = await readPackageInfo(root);
-  const outDirs = await buildOutputDirs(root);
+  digesting.catch(() => undefined); // awaited below; never an unhandled rejection meanwhile
+  await Promise.race([poolBusy, digesting.then(() => undefined, () => undefined)]);
 
   // ---- the program
   const load = loadProgram(root, options.tsConfig);
   if (options.tsConfig && load.status === 'not-found') {
+    await digesting.catch(() => undefined);
     throw new KilnError(diagnostic('KILN_TSCONFIG_NOT_FOUND', `no ${options.tsConfig} in ${toPosix(relative(process.cwd(), root)) || '.'}`, { producer: PRODUCER }));
   }
   const loaded = load.status === 'ok' ? load.loaded : undefined;
@@ -162,7 +166,7 @@ export async function exportGraph(packageDir: string, options: GraphExportOption
   if (loaded) {
     let raw: readonly TS.Diagnostic[];
     try {
-      raw = loaded.ts.getPreEmitDiagnostics(loaded.program);
+      raw = checkProgram(loaded);
     } catch (e) {
       throw new KilnError(diagnostic('KILN_BUILD_COMPILER_FAILED', `the compiler failed checking the program: ${sanitize((e as Error).message)}`, { producer: PRODUCER }));
     }
@@ -172,6 +176,10 @@ export async function exportGraph(packageDir: string, options: GraphExportOption
     }
   }
   const errors = [...configDiags, ...tsDiags].filter((d) => d.severity === 'error');
+  const report = await digesting;
+  const people: Diagnostic[] = [...report.diagnostics];
+  const pkg = await readPackageInfo(root);
+  const outDirs = await buildOutputDirs(root);
 
   if (mode === 'checked' && (!loaded || errors.length)) {
     const why = !loaded && load.status === 'not-found'
