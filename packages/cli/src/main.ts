@@ -29,6 +29,8 @@ import {
 } from '@kiln/core';
 import { formatDiagnostics, formatDiffText, formatDigestText, formatKeysText } from './format.js';
 import { registerGraphExport } from './commands/graph-export.js';
+import { registerContext, registerGraphQueries } from './commands/graph-query.js';
+import { registerMcp } from './commands/mcp.js';
 
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
@@ -262,6 +264,13 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
   registerGraphExport(graph, io, (code) => {
     exitCode = code;
   });
+  registerGraphQueries(graph, io, (code) => {
+    exitCode = code;
+  });
+  registerContext(program, io, (code) => {
+    exitCode = code;
+  });
+  registerMcp(program, io);
 
   program
     .command('explain')

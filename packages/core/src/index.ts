@@ -70,3 +70,16 @@ export { exportGraph, graphText, type GraphExportOptions, type GraphExportResult
 export { readGraph, writeGraph, isOpaqueRecord, isKnownRecord, type GraphDocument, type ReadGraphOptions } from './graph/read.js';
 export { graphSchema, graphSchemaPath, validateGraphRecord } from './graph/schema.js';
 export * from './graph/records.js';
+export { GraphIndex, indexGraph, type IndexedEdge, type AdjacentEdge, type Direction } from './graph/query/graph-index.js';
+export { anchorOf, nameOf, declPathOf, fileOf, isPublic, snapshotIdOf, type QueryGraph, type QueryHeader, type QueryRecord } from './graph/query/model.js';
+export { loadGraph, graphRootOf, type LoadGraphOptions, type LoadedGraph } from './graph/query/load.js';
+export { graphSummary, type GraphSummary } from './graph/query/summary.js';
+export { findIdentifiers, matchName, type FindHit, type FindOptions, type MatchType } from './graph/query/find.js';
+export { moduleView, type ModuleView } from './graph/query/module-view.js';
+export { neighborhood, type Neighborhood, type NeighborNode, type NeighborEdge, type NeighborOptions } from './graph/query/neighbors.js';
+export { resolveNode, resolveModule } from './graph/query/lookup.js';
+export { splitIdentifier, keywordsOf, identifiersOf } from './graph/query/terms.js';
+export { formatSummaryText, formatFindText, formatModuleText, formatNeighborsText } from './graph/query/text.js';
+export { checkFreshness, type Freshness, type FreshnessStatus } from './graph/context/freshness.js';
+export { contextPack, explainContext, formatExplanationText, MIN_BUDGET, type ContextRequest, type ContextOptions, type ContextResult, type ContextExplanation } from './graph/context/context-pack.js';
+export { estimateTokens, renderContextPack, CONTEXT_PACK_VERSION, type ContextPack, type PackedItem, type PackFormat } from './graph/context/pack.js';

@@ -58,6 +58,13 @@ export const CODES = {
       'The build compiled but its outputs could not be written; whatever it had written was removed, and the build failed.',
     hint: 'Check that the output directory is writable and that the disk is not full.',
   },
+  KILN_CONTEXT_STALE: {
+    severity: 'warning',
+    title: 'The code graph is stale for the working tree',
+    meaning:
+      'Files changed, were added or were deleted since the graph was exported, so the context pack (or query) describes the tree as it was then: anchors into changed files may point at the wrong lines, and their source text is left out of the pack.',
+    hint: 'Re-export the graph (`kiln graph export`, or the MCP `reindex` tool), or pass the source directory instead of --graph to export it on the fly.',
+  },
   KILN_DIGEST_STALE_SCHEMA: {
     severity: 'info',
     title: 'A recorded digest matched only under the previous digest projection',
@@ -85,6 +92,12 @@ export const CODES = {
       'kiln does not parse files above the limit (default 8 MiB). The module is digested by its raw content hash: any byte change counts as a change to every declaration in it.',
     hint: 'Raise the limit with --max-file-size <bytes> (or KILN_MAX_FILE_SIZE), or exclude generated files from the project.',
   },
+  KILN_GRAPH_AMBIGUOUS: {
+    severity: 'error',
+    title: 'A name given to a graph query names several nodes',
+    meaning: 'kiln does not guess which one was meant; nothing was printed.',
+    hint: 'Pass one of the listed ids (as `kiln graph find` prints them), or a longer module path.',
+  },
   KILN_GRAPH_CHECK_FAILED: {
     severity: 'error',
     title: 'A checked codegraph was asked for a project that does not type-check',
@@ -98,6 +111,12 @@ export const CODES = {
     meaning:
       'A line is not JSON, the first record is not a header, or a record of a kind this kiln knows does not match the codegraph schema. Records of unknown kinds are kept as opaque records, never rejected.',
     hint: 'Re-export the graph with `kiln graph export <dir>`; if it was edited or produced by another tool, validate it against the codegraph schema (@kiln/core/codegraph.schema.json).',
+  },
+  KILN_GRAPH_NODE_NOT_FOUND: {
+    severity: 'error',
+    title: 'A graph query names a node the graph does not have',
+    meaning: 'No node has that id, module path, file or name; nothing was printed.',
+    hint: 'Use `kiln graph find <name>` to list matching identifiers and their ids; check that the graph was exported from the tree you mean.',
   },
   KILN_GRAPH_UNCHECKED: {
     severity: 'warning',

@@ -1,0 +1,33 @@
+/**
+ * `kiln mcp [dir] [--graph FILE] [--allow-errors] [--tsconfig NAME] [--store DIR | --no-store]`: kiln's
+ * MCP server over stdio (the @kiln/mcp package, loaded only when this command runs). Same server as
+ * the `kiln-mcp` bin. stdout belongs to the protocol: nothing else is printed there.
+ */
+import type { Command } from 'commander';
+
+interface Io {
+  out: (s: string) => void;
+  err: (s: string) => void;
+}
+
+export function registerMcp(program: Command, _io: Io): void {
+  program
+    .command('mcp')
+    .description('serve the codegraph to agents over MCP (stdio): context_for_task, context_for_files, explain_context, graph_* queries, reindex')
+    .argument('[dir]', 'package directory: exported on first use unless --graph is given; the source tree for freshness, source text and reindex')
+    .option('--graph <file>', 'answer from this codegraph JSONL (from `kiln graph export`)')
+    .option('--allow-errors', 'export in tolerant mode: a project that does not type-check still gets a graph')
+    .option('--tsconfig <name>', 'tsconfig file name relative to the package')
+    .option('--store <dir>', 'local store directory (default: $KILN_STORE or ~/.cache/kiln/store)')
+    .option('--no-store', 'do not read or write the local store')
+    .action(async (dir: string | undefined, o: { graph?: string; allowErrors?: boolean; tsconfig?: string; store?: string | false }) => {
+      const { runStdioServer } = await import('@kiln/mcp');
+      await runStdioServer({
+        ...(o.graph !== undefined ? { graph: o.graph } : {}),
+        ...(dir !== undefined ? { dir } : o.graph === undefined ? { dir: '.' } : {}),
+        ...(o.allowErrors ? { allowErrors: true } : {}),
+        ...(o.tsconfig !== undefined ? { tsConfig: o.tsconfig } : {}),
+        ...(o.store !== undefined ? { store: o.store } : {}),
+      });
+    });
+}
