@@ -8,7 +8,7 @@
  * packages see each other only through a tsconfig `paths` alias, and an npm workspace importing by
  * package name (`exports`), get their import edges.
  */
-import { cp, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { chmod, cp, mkdir, mkdtemp, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -53,6 +53,28 @@ describe('exportGraph: determinism', () => {
     expect(graphText(warm)).toBe(text);
     // From a subdirectory: the package root is found, the graph is the package's.
     expect(graphText(await exportGraph(join(geo, 'src'), { store: false, workers: 0 }))).toBe(text);
+  });
+
+  it('a corrupted store is reported (not in the graph) and the slices rebuilt: the same bytes', async () => {
+    const store = join(tmp, 'store-corrupt');
+    await exportGraph(geo, { store, workers: 0 });
+    const damaged: string[] = [];
+    const walk = async (dir: string): Promise<void> => {
+      for (const e of await readdir(dir, { withFileTypes: true })) {
+        const p = join(dir, e.name);
+        if (e.isDirectory()) await walk(p);
+        else if (p.includes('content-v2')) {
+          await chmod(p, 0o644);
+          await writeFile(p, Buffer.alloc((await stat(p)).size, 0x7b));
+          damaged.push(p);
+        }
+      }
+    };
+    await walk(store);
+    expect(damaged.length).toBeGreaterThan(0);
+    const r = await exportGraph(geo, { store, workers: 0 });
+    expect(r.diagnostics.map((d) => d.code)).toContain('KILN_STORE_CORRUPT');
+    expect(graphText(r)).toBe(graphText(checked));
   });
 
   it('no absolute path anywhere; the header says what produced it', () => {
@@ -287,6 +309,27 @@ describe('exportGraph: across packages', () => {
     // Only b's own files are b's records; a's identities are the targets.
     expect(byKind(records, 'file').map((f) => f.path)).toEqual(['src/main.ts']);
     expect(graphText(r)).not.toContain(mono);
+  });
+
+  it('manifest facts: package.json dependencies, the tsconfig chain and references, project.json — manifest_declared', async () => {
+    const ws = await writeTree(join(tmp, 'ws-manifests'), {
+      ...NPM_WORKSPACE,
+      'packages/b/project.json': JSON.stringify({ name: 'b', tags: ['type:app', 'scope:web'], implicitDependencies: ['@ws/c', '!@ws/d'] }),
+      'packages/b/tsconfig.json': JSON.stringify({ extends: '../../tsconfig.base.json', compilerOptions: { noEmit: true }, include: ['src'], references: [{ path: '../a' }] }),
+      'tsconfig.base.json': JSON.stringify({ compilerOptions: { target: 'ES2022', lib: ['ES2022'], module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, types: [] } }),
+    });
+    const r = await exportGraph(join(ws, 'packages/b'), { mode: 'allow-errors', store: false, workers: 0 });
+    const pkg = r.records.find((x) => x.id === 'package:@ws/b');
+    expect(pkg).toMatchObject({
+      provenance: 'manifest_declared',
+      dependencies: [{ name: '@ws/a', section: 'dependencies' }],
+      tsconfig: { file: 'tsconfig.json', references: ['../a'] },
+      project: { name: 'b', tags: ['scope:web', 'type:app'], implicit_dependencies: ['!@ws/d', '@ws/c'] },
+    });
+    expect((pkg as { manifests: { path: string }[] }).manifests.map((m) => m.path)).toEqual(['../../tsconfig.base.json', 'package.json', 'project.json', 'tsconfig.json']);
+    expect(edge(r.records, 'imports', 'package:@ws/b', 'package:@ws/a')).toMatchObject({ provenance: 'manifest_declared', via: ['dependencies', 'tsconfig-reference'] });
+    expect(edge(r.records, 'imports', 'package:@ws/b', 'package:@ws/c')).toMatchObject({ via: ['project.json'] });
+    expect(edge(r.records, 'imports', 'package:@ws/b', 'package:@ws/d')).toBeUndefined();
   });
 
   it('an npm workspace importing by package name resolves through package.json exports: by the compiler through the link, by kiln without it', async () => {
