@@ -62,6 +62,9 @@ interface Step {
   weight: number;
 }
 
+/** Walkable steps per node, computed once per graph index (an index never changes). */
+const stepCaches = new WeakMap<GraphIndex, Map<string, Step[]>>();
+
 function stepsFrom(index: GraphIndex, id: string, cache: Map<string, Step[]>): Step[] {
   const hit = cache.get(id);
   if (hit) return hit;
@@ -125,7 +128,8 @@ export function expandSeeds(index: GraphIndex, seeds: readonly Seed[], opts: { m
   const reached = new Map<string, Reached>();
   const tentative = new Map<string, Reached>();
   const heap = new Heap();
-  const cache = new Map<string, Step[]>();
+  let cache = stepCaches.get(index);
+  if (!cache) stepCaches.set(index, (cache = new Map()));
   for (const s of seeds) {
     if (!index.node(s.id)) continue;
     const prev = tentative.get(s.id);
@@ -156,7 +160,7 @@ export function expandSeeds(index: GraphIndex, seeds: readonly Seed[], opts: { m
   const seedScore = new Map(seeds.map((s) => [s.id, s.score]));
   for (const r of reached.values()) {
     let miss = 1;
-    for (const st of stepsFrom(index, r.id, cache)) {
+    for (const st of stepsFrom(index, r.id, cache!)) {
       if (st.to === r.via?.from) continue;
       const other = reached.get(st.to);
       if (!other || other.via?.from === r.id) continue; // not an echo of this node itself

@@ -98,6 +98,8 @@ const MAX_CONSIDERED = 600;
 /** One item's full source may take at most this share of the budget (else its signature is shown). */
 const FULL_SOURCE_SHARE = 0.35;
 const MIN_FULL_SOURCE_TOKENS = 160;
+/** The shortest item block there is (`\nd9 type T src/a.ts:1 C\n`). */
+const MIN_ITEM_CHARS = 24;
 /** Edges listed between items. */
 const RELATION_KINDS = ['calls', 'references', 'documents', 'diagnoses', 'imports'];
 const REL_SHORT: Record<string, string> = { calls: 'calls', references: 'refs', documents: 'docs', diagnoses: 'diagnoses', imports: 'imports' };
@@ -212,6 +214,7 @@ export function packCandidates(input: PackInput): ContextPack {
   const fits = (extraChars: number) => headerTokens + Math.ceil((chars + extraChars) / 4) + 1 <= budget;
 
   for (const c of input.candidates.slice(0, MAX_CONSIDERED)) {
+    if (!fits(MIN_ITEM_CHARS)) break; // not even a one-line item fits any more
     const r = c.record;
     const isDiag = r.kind === 'diagnostic';
     const ref = isDiag ? `!${counts.x + 1}` : `d${counts.d + 1}`;
@@ -262,12 +265,14 @@ export function packCandidates(input: PackInput): ContextPack {
     let chosen: PackedItem | undefined;
     const sources = input.sources;
     if (item.source_mode === 'none' && !isDiag && r.span && sources?.has(r.span.file)) {
-      const body = sources.text(r.span);
-      if (body !== undefined) {
+      // measure before building: a 2 000-line class is not joined just to learn it does not fit
+      const size = sources.size(r.span);
+      const body = size !== undefined && Math.ceil(size / 4) <= fullCap ? sources.text(r.span) : undefined;
+      if (size !== undefined) {
         const doc = sources.leadingDocBlock(r.span);
-        const full: PackedItem = { ...item, source_mode: 'full', source: doc ? `${doc}\n${body}` : body };
-        const fullCost = cost(full);
-        if (Math.ceil(fullCost / 4) <= fullCap && fits(fullCost)) chosen = full;
+        const full: PackedItem | undefined = body === undefined ? undefined : { ...item, source_mode: 'full', source: doc ? `${doc}\n${body}` : body };
+        const fullCost = full ? cost(full) : Infinity;
+        if (full && Math.ceil(fullCost / 4) <= fullCap && fits(fullCost)) chosen = full;
         else {
           const first = (sources.firstLine(r.span) ?? '').trimEnd();
           const sig = first.length > 200 ? `${first.slice(0, 200)} …` : r.span.endLine > r.span.startLine ? `${first} …` : first;

@@ -60,13 +60,68 @@ export function taskTerms(task: string): TaskTerms {
   return { identifiers: identifiersOf(task), keywords: keywordsOf(task) };
 }
 
-interface NodeText {
-  name: Set<string>;
-  path: Set<string>;
-  module: Set<string>;
-  doc: Set<string>;
-  message: Set<string>;
-  nameCount: number;
+type Field = 'name' | 'path' | 'module' | 'doc' | 'message';
+const FIELD_WEIGHT: Record<Field, number> = { name: W_NAME, path: W_PATH, module: W_MODULE, doc: W_DOC, message: W_MESSAGE };
+const FIELD_LABEL: Record<Field, string> = { name: 'name', path: 'enclosing declaration', module: 'module path', doc: 'documentation', message: 'message' };
+const FIELDS: readonly Field[] = ['name', 'path', 'module', 'doc', 'message'];
+
+/** Token → node ids, per field; built once per graph index (and once per source tree for documentation). */
+type Postings = Map<string, string[]>;
+
+interface Lexicon {
+  /** Declarations counted for idf. */
+  n: number;
+  df: Map<string, number>;
+  fields: Record<Exclude<Field, 'doc'>, Postings>;
+  nameTokens: Map<string, string[]>;
+}
+
+const lexicons = new WeakMap<GraphIndex, Lexicon>();
+
+function post(p: Postings, tokens: Iterable<string>, id: string): void {
+  for (const t of tokens) {
+    const l = p.get(t);
+    if (l) l.push(id);
+    else p.set(t, [id]);
+  }
+}
+
+function lexiconOf(index: GraphIndex): Lexicon {
+  const hit = lexicons.get(index);
+  if (hit) return hit;
+  const lex: Lexicon = { n: 0, df: new Map(), fields: { name: new Map(), path: new Map(), module: new Map(), message: new Map() }, nameTokens: new Map() };
+  const moduleTokens = new Map<string, Set<string>>();
+  for (const r of index.nodes.values()) {
+    if (!SEED_KINDS.has(r.kind)) continue;
+    const name = r.kind === 'declaration' ? tokensOf(nameOf(r)) : new Set<string>();
+    const p = declPathOf(r);
+    const modId = index.moduleIdOf(r);
+    let mt = modId ? moduleTokens.get(modId) : undefined;
+    if (modId && !mt) {
+      const m = index.node(modId);
+      mt = tokensOf(m ? nameOf(m) : '');
+      moduleTokens.set(modId, mt);
+    }
+    post(lex.fields.name, name, r.id);
+    if (p && p.includes('.')) post(lex.fields.path, tokensOf(p.slice(0, p.lastIndexOf('.'))), r.id);
+    if (mt) post(lex.fields.module, mt, r.id);
+    if (r.kind === 'diagnostic') post(lex.fields.message, tokensOf(`${typeof r.message === 'string' ? r.message : ''} ${nameOf(r)}`), r.id);
+    lex.nameTokens.set(r.id, [...name]);
+    if (r.kind === 'declaration') {
+      lex.n++;
+      for (const tok of name) lex.df.set(tok, (lex.df.get(tok) ?? 0) + 1);
+    }
+  }
+  lexicons.set(index, lex);
+  return lex;
+}
+
+/** Tokens of `postings` that keyword `k` matches, with the match factor (whole word 1, prefix PREFIX_FACTOR). */
+function matchingTokens(k: string, postings: Postings): [string, number][] {
+  const out: [string, number][] = [];
+  if (postings.has(k)) out.push([k, 1]);
+  if (k.length >= 4) for (const t of postings.keys()) if (t !== k && t.length >= 4 && (t.startsWith(k) || k.startsWith(t))) out.push([t, PREFIX_FACTOR]);
+  return out;
 }
 
 export function seedsFromTask(index: GraphIndex, task: string, opts: SeedOptions = {}): { seeds: Seed[]; terms: TaskTerms } {
@@ -121,70 +176,54 @@ export function seedsFromTask(index: GraphIndex, task: string, opts: SeedOptions
   // 2. keywords, weighted by rarity among declaration names
   const keywords = terms.keywords;
   if (keywords.length) {
-    const texts = new Map<string, NodeText>();
-    const df = new Map<string, number>();
-    let n = 0;
-    const moduleTokens = new Map<string, Set<string>>();
-    for (const r of index.nodes.values()) {
-      if (!SEED_KINDS.has(r.kind)) continue;
-      const name = r.kind === 'diagnostic' ? '' : r.kind === 'module' ? '' : nameOf(r);
-      const p = declPathOf(r);
-      const modId = index.moduleIdOf(r);
-      let mt = modId ? moduleTokens.get(modId) : undefined;
-      if (modId && !mt) {
-        const m = index.node(modId);
-        mt = tokensOf(m ? nameOf(m) : '');
-        moduleTokens.set(modId, mt);
-      }
-      const doc = r.kind === 'declaration' ? opts.docText?.(r) : undefined;
-      const t: NodeText = {
-        name: tokensOf(name),
-        path: p && p.includes('.') ? tokensOf(p.slice(0, p.lastIndexOf('.'))) : new Set(),
-        module: mt ?? new Set(),
-        doc: doc ? tokensOf(doc) : new Set(),
-        message: r.kind === 'diagnostic' ? tokensOf(`${typeof r.message === 'string' ? r.message : ''} ${nameOf(r)}`) : new Set(),
-        nameCount: 0,
-      };
-      t.nameCount = t.name.size;
-      texts.set(r.id, t);
-      if (r.kind === 'declaration') {
-        n++;
-        for (const tok of t.name) df.set(tok, (df.get(tok) ?? 0) + 1);
+    const lex = lexiconOf(index);
+    let doc: Postings | undefined;
+    if (opts.docText) {
+      doc = new Map();
+      for (const r of index.nodes.values()) {
+        if (r.kind !== 'declaration') continue;
+        const text = opts.docText(r);
+        if (text) post(doc, tokensOf(text), r.id);
       }
     }
-    const idf = (k: string) => Math.log(1 + (n + 1) / (1 + (df.get(k) ?? 0)));
-    const total = keywords.reduce((s, k) => s + idf(k), 0) || 1;
-    const ids = [...texts.keys()].sort(byCodePoint);
-    for (const id of ids) {
-      const t = texts.get(id)!;
+    const idf = (k: string) => Math.log(1 + (lex.n + 1) / (1 + (lex.df.get(k) ?? 0)));
+    const total = keywords.reduce((sum, k) => sum + idf(k), 0) || 1;
+    // per node: per keyword, the best field weight × match factor
+    const best = new Map<string, Map<string, { w: number; field: Field }>>();
+    for (const k of keywords) {
+      for (const field of FIELDS) {
+        const postings = field === 'doc' ? doc : lex.fields[field];
+        if (!postings) continue;
+        for (const [tok, factor] of matchingTokens(k, postings)) {
+          const w = FIELD_WEIGHT[field] * factor;
+          for (const id of postings.get(tok)!) {
+            let m = best.get(id);
+            if (!m) best.set(id, (m = new Map()));
+            const prev = m.get(k);
+            if (!prev || w > prev.w) m.set(k, { w, field });
+          }
+        }
+      }
+    }
+    for (const id of [...best.keys()].sort(byCodePoint)) {
+      const m = best.get(id)!;
       let matched = 0;
       const why: string[] = [];
       for (const k of keywords) {
-        const parts: [number, string][] = [
-          [W_NAME * wordMatch(k, t.name), 'name'],
-          [W_PATH * wordMatch(k, t.path), 'enclosing declaration'],
-          [W_MODULE * wordMatch(k, t.module), 'module path'],
-          [W_DOC * wordMatch(k, t.doc), 'documentation'],
-          [W_MESSAGE * wordMatch(k, t.message), 'message'],
-        ];
-        let best = 0;
-        let where = '';
-        for (const [w, label] of parts) if (w > best) [best, where] = [w, label];
-        if (best > 0) {
-          matched += best * idf(k);
-          why.push(`"${k}" in its ${where}`);
-        }
+        const b = m.get(k);
+        if (!b) continue;
+        matched += b.w * idf(k);
+        why.push(`"${k}" in its ${FIELD_LABEL[b.field]}`);
       }
-      if (matched === 0) continue;
       // how much of its name the task explains (`applyDiscount` for "apply a discount"), rare words weighing more
       let nameIdf = 0;
       let nameHit = 0;
-      for (const tok of t.name) {
+      for (const tok of lex.nameTokens.get(id) ?? []) {
         const w = idf(tok);
         nameIdf += w;
-        let m = 0;
-        for (const k of keywords) m = Math.max(m, wordMatch(k, new Set([tok])));
-        nameHit += m * w;
+        let f = 0;
+        for (const k of keywords) f = Math.max(f, wordMatch(k, new Set([tok])));
+        nameHit += f * w;
       }
       const nameCoverage = nameIdf > 0 ? nameHit / nameIdf : 0;
       const taskCoverage = Math.min(1, matched / total);

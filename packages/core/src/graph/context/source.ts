@@ -27,6 +27,15 @@ export class SourceTree {
     return lines.slice(span.startLine - 1, span.endLine).join('\n');
   }
 
+  /** Characters of the span's whole lines (with line ends), without building the text. */
+  size(span: GraphSpan): number | undefined {
+    const lines = this.files.get(span.file);
+    if (!lines || span.startLine < 1 || span.endLine > lines.length || span.endLine < span.startLine) return undefined;
+    let n = 0;
+    for (let i = span.startLine - 1; i < span.endLine; i++) n += lines[i]!.length + 1;
+    return n;
+  }
+
   /** The first line of the span (a signature, most of the time). */
   firstLine(span: GraphSpan): string | undefined {
     const lines = this.files.get(span.file);
