@@ -39,7 +39,7 @@ describe('kiln graph export', () => {
     expect(readFileSync(join(tmp, 'out/geo.jsonl'), 'utf8')).toBe(r.out);
   });
 
-  it('a type error: exit 1 with coded diagnostics in checked mode, exit 0 and diagnostic records with --allow-errors', () => {
+  it('a type error: exit 1 with coded diagnostics in checked mode, exit 0 and diagnostic records with --allow-errors --check', () => {
     const dir = join(tmp, 'broken');
     cpSync(geo, dir, { recursive: true });
     writeFileSync(join(dir, 'src/types.ts'), "export interface Named {\n  name: string;\n}\nexport const n: number = 'x';\n");
@@ -48,12 +48,31 @@ describe('kiln graph export', () => {
     expect(r.out).toBe('');
     expect(r.err).toMatch(/KILN_GRAPH_CHECK_FAILED/);
     expect(r.err).toMatch(/src\/types\.ts:4:14: error KILN_TYPESCRIPT_ERROR: TS2322/);
-    const tolerant = kiln('graph', 'export', dir, '--allow-errors', '--workers', '0');
+    const tolerant = kiln('graph', 'export', dir, '--allow-errors', '--check', '--workers', '0');
     expect(tolerant.code).toBe(0);
     const doc = readGraph(tolerant.out);
     expect(doc.header.mode).toBe('allow-errors');
     expect(doc.records.find((x) => x.kind === 'diagnostic' && (x as { ts_code?: string }).ts_code === 'TS2322')).toBeDefined();
     expect(tolerant.err).toMatch(/TS2322/);
+  });
+
+  it('--allow-errors alone exports from syntax: no program, no compiler diagnostics, every source fact syntax_inferred, said on stderr', () => {
+    const dir = join(tmp, 'broken-syntax');
+    cpSync(geo, dir, { recursive: true });
+    writeFileSync(join(dir, 'src/types.ts'), "export interface Named {\n  name: string;\n}\nexport const n: number = 'x';\n");
+    const r = kiln('graph', 'export', dir, '--allow-errors', '--workers', '0');
+    expect(r.code).toBe(0);
+    expect(r.err).toMatch(/warning KILN_GRAPH_UNCHECKED: tolerant export from syntax alone/);
+    expect(r.err).not.toMatch(/TS2322/);
+    const doc = readGraph(r.out);
+    expect(doc.header).toMatchObject({ mode: 'allow-errors', tsconfig: 'tsconfig.json' });
+    const tiers = new Set(doc.records.filter((x) => x.provenance !== 'manifest_declared').map((x) => x.provenance));
+    expect(tiers).toEqual(new Set(['syntax_inferred']));
+    expect(doc.records.some((x) => x.kind === 'references')).toBe(true);
+    expect(doc.records.some((x) => x.kind === 'calls' || x.kind === 'call' || x.kind === 'reference')).toBe(false);
+    expect(r.out).not.toContain(tmp);
+    // The same bytes from a second run (warm store).
+    expect(kiln('graph', 'export', dir, '--allow-errors', '--workers', '0').out).toBe(r.out);
   });
 
   it('usage errors exit 2; a missing path or tsconfig exits 1 with a code', () => {
@@ -67,6 +86,7 @@ describe('kiln graph export', () => {
     expect(noConfig.code).toBe(1);
     expect(noConfig.err).toMatch(/KILN_TSCONFIG_NOT_FOUND/);
     expect(kiln('graph', 'export', '--help').out).toMatch(/--allow-errors/);
+    expect(kiln('graph', 'export', '--help').out).toMatch(/--check/);
   });
 
   it('kiln explain knows the codegraph codes', () => {

@@ -1,8 +1,9 @@
 /**
- * Issue 4 point 1 — the codegraph schema: every record an export emits (checked, tolerant, without a
- * program, with syntax errors) validates with ajv against schema/codegraph.schema.json; the schema's
- * version is GRAPH_SCHEMA_VERSION; the reader keeps unknown kinds as opaque records and gives the text
- * back byte for byte; bad documents are coded errors, never crashes.
+ * Issue 4 point 1 — the codegraph schema: every record an export emits (checked, tolerant with and
+ * without the checker, without a tsconfig, with syntax errors) validates with ajv against
+ * schema/codegraph.schema.json; the schema's version is GRAPH_SCHEMA_VERSION; the reader keeps unknown
+ * kinds as opaque records and gives the text back byte for byte; bad documents are coded errors, never
+ * crashes.
  */
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -48,6 +49,10 @@ beforeAll(async () => {
   const tolerant = await exportGraph(broken, { mode: 'allow-errors', store: false, workers: 0 });
   expect(tolerant.ok).toBe(true);
   exported.push({ name: 'allow-errors', records: tolerant.records });
+  // The same, tolerant from syntax alone (no program).
+  const fromSyntax = await exportGraph(broken, { mode: 'allow-errors', syntax: true, store: false, workers: 0 });
+  expect(fromSyntax.ok).toBe(true);
+  exported.push({ name: 'syntax', records: fromSyntax.records });
 
   // No tsconfig at all: syntax only.
   const bare = join(tmp, 'bare');
@@ -70,7 +75,7 @@ describe('codegraph schema', () => {
     expect(pkg.exports['./codegraph.schema.json']).toBe('./dist/graph/schema/codegraph.schema.json');
   });
 
-  it('every emitted record validates with ajv (checked, allow-errors with broken files, no program)', () => {
+  it('every emitted record validates with ajv (checked, allow-errors with broken files with and without the checker, no tsconfig)', () => {
     const Ajv = AjvModule as unknown as { default: new (o: object) => { compile: (s: object) => ((d: unknown) => boolean) & { errors?: unknown } } };
     const validate = new Ajv.default({ allErrors: true, strict: true }).compile(graphSchema());
     for (const { name, records } of exported) {
@@ -84,6 +89,7 @@ describe('codegraph schema', () => {
       // The fixtures exercise every node and edge kind between them.
       if (name === 'checked') for (const k of ['package', 'namespace', 'file', 'module', 'declaration', 'import', 'export', 'reference', 'call', 'contains', 'defines', 'imports', 'exports', 'references', 'calls', 'documents']) expect(kinds, k).toContain(k);
       if (name === 'allow-errors') for (const k of ['diagnostic', 'diagnoses']) expect(kinds, k).toContain(k);
+      if (name === 'syntax') for (const k of ['diagnostic', 'diagnoses', 'references', 'imports', 'exports']) expect(kinds, k).toContain(k);
     }
   });
 

@@ -1,6 +1,10 @@
 /**
- * `kiln graph export <dir> [--allow-errors] [--out FILE] [--tsconfig NAME]`: one package's codegraph as
- * JSONL (records from @kiln/core `exportGraph`), to stdout or a file. Diagnostics go to stderr.
+ * `kiln graph export <dir> [--allow-errors [--check]] [--out FILE] [--tsconfig NAME]`: one package's
+ * codegraph as JSONL (records from @kiln/core `exportGraph`), to stdout or a file. Diagnostics go to
+ * stderr. Checked mode (the default) builds and type-checks the program; `--allow-errors` is a tolerant
+ * export from syntax alone (no program: every source fact `syntax_inferred`); `--allow-errors --check`
+ * is tolerant with the type checker (error-free files `compiler_unchecked`, compiler diagnostics as
+ * records).
  *
  * Exit codes as every kiln command: 0 a graph was written (in --allow-errors mode even when the
  * project has errors: they are records of the graph), 1 checked mode refused a project that does not
@@ -18,6 +22,7 @@ interface Io {
 
 interface ExportCliOptions {
   allowErrors?: boolean;
+  check?: boolean;
   out?: string;
   tsconfig?: string;
   store?: string | false;
@@ -30,7 +35,8 @@ export function registerGraphExport(graph: Command, io: Io, setExit: (code: numb
     .command('export')
     .description('write the codegraph of a package as JSONL: header, nodes (package, namespace, file, module, declaration, import, export, reference, call, diagnostic) and edges, each with its provenance')
     .argument('<dir>', 'the package directory (its package.json and tsconfig)')
-    .option('--allow-errors', 'export a project that does not type-check: broken modules get syntax facts only, diagnostics become records')
+    .option('--allow-errors', 'tolerant: export whatever parses, from syntax alone (no program; every source fact syntax_inferred, references per declaration, no call sites)')
+    .option('--check', 'with --allow-errors: build the program and run the type checker (references and calls it resolves, compiler diagnostics as records; broken modules get syntax facts only); checked mode always does')
     .option('--out <file>', 'write the JSONL to this file instead of stdout')
     .option('--tsconfig <name>', 'tsconfig file name relative to the package (default: tsconfig.lib.json, tsconfig.build.json, tsconfig.json)')
     .option('--store <dir>', 'local store directory (default: $KILN_STORE or ~/.cache/kiln/store)')
@@ -38,6 +44,7 @@ export function registerGraphExport(graph: Command, io: Io, setExit: (code: numb
     .option('--workers <n>', 'worker threads for parsing (default: the machine; 0 = no pool)')
     .action(async (dir: string, o: ExportCliOptions) => {
       const options: GraphExportOptions = { mode: o.allowErrors ? 'allow-errors' : 'checked' };
+      if (o.allowErrors && !o.check) options.syntax = true;
       if (o.tsconfig !== undefined) options.tsConfig = o.tsconfig;
       if (o.store === false) options.store = false;
       else if (typeof o.store === 'string') options.store = o.store;

@@ -122,8 +122,8 @@ export const CODES = {
     severity: 'warning',
     title: 'The codegraph was exported without the type checker',
     meaning:
-      'No usable tsconfig was found (or it could not be read), so no program was built: every source fact is syntax_inferred, imports resolve only by kiln\'s own rules (relative paths, workspace packages), and no references or calls are recorded.',
-    hint: 'Give the project a tsconfig (or name one with --tsconfig) so the checker can resolve references and calls.',
+      'No program was built: either a tolerant export from syntax alone was asked for (`--allow-errors` without `--check`), or no usable tsconfig was found. Every source fact is syntax_inferred; references are per module-level declaration, resolved from kiln\'s own facts by name (a local shadowing a module-level name counts as a mention of it); there are no call or reference sites. Imports resolve with the compiler\'s module resolution when a tsconfig was read, else by kiln\'s own rules (relative paths, workspace packages).',
+    hint: 'For references and calls resolved by the type checker: add --check to --allow-errors, or give the project a tsconfig (or name one with --tsconfig).',
   },
   KILN_GRAPH_UNSUPPORTED_SCHEMA: {
     severity: 'error',

@@ -20,11 +20,14 @@ import { resolveTypeScript } from '../build/compile.js';
 import { findTsconfig, TSCONFIG_CANDIDATES } from '../key/tsconfig.js';
 import type { Slice } from '../facts/slice.js';
 
-export interface LoadedProgram {
+/**
+ * A package's tsconfig, parsed (the `extends` chain, `include` expanded) with the compiler the project
+ * resolves, and a host and module-resolution cache: enough to resolve module specifiers the way the
+ * compiler does (tsconfig `paths`, package `exports`) without building a program.
+ */
+export interface LoadedConfig {
   ts: typeof TS;
   version: string;
-  program: TS.Program;
-  checker: TS.TypeChecker;
   options: TS.CompilerOptions;
   host: TS.CompilerHost;
   /** Absolute path of the tsconfig. */
@@ -33,13 +36,23 @@ export interface LoadedProgram {
   cache: TS.ModuleResolutionCache;
 }
 
-export type ProgramLoad =
-  | { status: 'ok'; loaded: LoadedProgram }
+/** A config with its program and checker. */
+export interface LoadedProgram extends LoadedConfig {
+  program: TS.Program;
+  checker: TS.TypeChecker;
+}
+
+export type ConfigLoad =
+  | { status: 'ok'; config: LoadedConfig }
   | { status: 'not-found'; tried: string[]; version: string }
   | { status: 'invalid'; configPath: string; errors: readonly TS.Diagnostic[]; ts: typeof TS; version: string };
 
-/** Build the program of the package's tsconfig (`tsconfigName` relative to the root, else the usual candidates). */
-export function loadProgram(root: string, tsconfigName?: string): ProgramLoad {
+export type ProgramLoad =
+  | { status: 'ok'; loaded: LoadedProgram }
+  | Exclude<ConfigLoad, { status: 'ok' }>;
+
+/** Read the package's tsconfig (`tsconfigName` relative to the root, else the usual candidates); no program. */
+export function loadConfig(root: string, tsconfigName?: string): ConfigLoad {
   const { ts, version } = resolveTypeScript(root);
   const found = findTsconfig(root, tsconfigName);
   if (found === undefined) return { status: 'not-found', tried: tsconfigName ? [tsconfigName] : TSCONFIG_CANDIDATES, version };
@@ -55,15 +68,33 @@ export function loadProgram(root: string, tsconfigName?: string): ProgramLoad {
   if (!parsed || errors.length) return { status: 'invalid', configPath, errors, ts, version };
   const options = parsed.options;
   const host = ts.createCompilerHost(options, true);
+  const cache = ts.createModuleResolutionCache(host.getCurrentDirectory(), (f) => host.getCanonicalFileName(f), options);
+  return { status: 'ok', config: { ts, version, options, host, configPath, parsed, cache } };
+}
+
+/**
+ * Build the program of a loaded config. `oldProgram` (a program of the same config built earlier in
+ * this process) lets the compiler reuse the source files that did not change: only edited files are
+ * parsed again. The checker is always new.
+ */
+export function buildProgram(config: LoadedConfig, oldProgram?: TS.Program): LoadedProgram {
+  const { ts, options, host, parsed } = config;
   const program = ts.createProgram({
     rootNames: parsed.fileNames,
     options,
     projectReferences: parsed.projectReferences,
     host,
     configFileParsingDiagnostics: ts.getConfigFileParsingDiagnostics(parsed),
+    ...(oldProgram ? { oldProgram } : {}),
   });
-  const cache = ts.createModuleResolutionCache(host.getCurrentDirectory(), (f) => host.getCanonicalFileName(f), options);
-  return { status: 'ok', loaded: { ts, version, program, checker: program.getTypeChecker(), options, host, configPath, parsed, cache } };
+  return { ...config, program, checker: program.getTypeChecker() };
+}
+
+/** Build the program of the package's tsconfig (`tsconfigName` relative to the root, else the usual candidates). */
+export function loadProgram(root: string, tsconfigName?: string): ProgramLoad {
+  const load = loadConfig(root, tsconfigName);
+  if (load.status !== 'ok') return load;
+  return { status: 'ok', loaded: buildProgram(load.config) };
 }
 
 /**
@@ -80,11 +111,17 @@ export function checkProgram(p: LoadedProgram): readonly TS.Diagnostic[] {
   return p.ts.sortAndDeduplicateDiagnostics(out);
 }
 
-/** Where the compiler resolves `specifier` from `absFile` (absolute path), or undefined. */
-export function compilerResolve(p: LoadedProgram, absFile: string, specifier: string): string | undefined {
-  const sf = p.program.getSourceFile(absFile);
+/**
+ * Where the compiler's module resolution takes `specifier` from `absFile` (absolute path), or
+ * undefined. With a program, the file's module format is the program's; without one it is worked out
+ * the way the program would (package.json `type`, file extension).
+ */
+export function compilerResolve(p: LoadedConfig & { program?: TS.Program }, absFile: string, specifier: string): string | undefined {
   try {
-    const r = p.ts.resolveModuleName(specifier, absFile, p.options, p.host, p.cache, undefined, sf?.impliedNodeFormat);
+    const format = p.program
+      ? p.program.getSourceFile(absFile)?.impliedNodeFormat
+      : p.ts.getImpliedNodeFormatForFile(absFile, p.cache.getPackageJsonInfoCache(), p.host, p.options);
+    const r = p.ts.resolveModuleName(specifier, absFile, p.options, p.host, p.cache, undefined, format);
     return r.resolvedModule?.resolvedFileName;
   } catch {
     return undefined;

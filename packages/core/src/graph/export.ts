@@ -19,6 +19,12 @@
  *   made one wrong or missing, so they are not claimed as checked. When the program has no error at
  *   all the records are exactly those of checked mode (only the header's `mode` differs). Without a
  *   usable tsconfig every source fact is `syntax_inferred` (KILN_GRAPH_UNCHECKED).
+ * - `allow-errors` with `syntax: true` (the CLI's `--allow-errors` without `--check`): no program and
+ *   no checker at all. The tsconfig is still read (manifest facts, and the compiler's module
+ *   resolution for imports: `paths`, package `exports`), but every source fact is `syntax_inferred`
+ *   and no compiler diagnostic exists; references are per module-level declaration, from kiln's
+ *   slices (graph/syntax.ts), and there are no call or reference sites and no JSDoc links. The
+ *   KILN_GRAPH_UNCHECKED diagnostic record says so. Several times faster: parsing is the cost.
  * - Manifest facts are `manifest_declared` in both modes; compiler diagnostics are `compiler_checked`
  *   (the compiler did report them); kiln's own extraction diagnostics are `syntax_inferred`.
  * - Imports: resolved by the compiler's module resolution when a program exists (tsconfig `paths`,
@@ -41,14 +47,17 @@ import type { DigestReport } from '../view/report.js';
 import { identityKey } from '../identity/identity.js';
 import { fileKind, logicalModulePath, type Language } from '../parse/language.js';
 import { digestTree } from '../view/digest-tree.js';
+import { defaultStoreDir } from '../store/format.js';
+import { DEFAULT_MAX_FILE_SIZE } from '../parse/decode.js';
 import { buildOutputDirs } from '../view/files.js';
 import { readPackageInfo, type PackageInfo } from '../view/package.js';
 import { resolveManifestTarget, resolveInTree } from '../view/resolve.js';
-import { ModuleExports, packageOfSpecifier } from '../view/surface.js';
+import { ModuleExports, packageOfSpecifier, type Target } from '../view/surface.js';
 import { discoverWorkspace } from '../workspace/discover.js';
 import { messageSanitizer } from '../build/compile.js';
 import { DIGEST_SCHEMA, EXTRACTOR_VERSION, GRAPH_SCHEMA_VERSION } from '../version.js';
-import { checkProgram, compilerResolve, diagnosticFile, indexDecls, loadProgram, walkSites, type FileDecls, type LoadedProgram } from './checked.js';
+import { buildProgram, checkProgram, compilerResolve, diagnosticFile, indexDecls, loadConfig, walkSites, type ConfigLoad, type FileDecls, type LoadedConfig, type LoadedProgram } from './checked.js';
+import { ForeignSlices, inside, resolveMention, type SyntaxTarget } from './syntax.js';
 import { findWorkspaceRoot, Locator, type PackageRoot } from './locate.js';
 import {
   codePointCompare,
@@ -81,6 +90,14 @@ import {
 export interface GraphExportOptions {
   /** Default `checked`. */
   mode?: GraphMode;
+  /**
+   * `allow-errors` only: a tolerant export from syntax alone — no program and no checker, every source
+   * fact `syntax_inferred`, references per module-level declaration from kiln's slices and no call
+   * sites (graph/syntax.ts); several times faster. Default false: the program is built and checked
+   * (references, calls and JSDoc links resolved by the checker, compiler diagnostics as records). The
+   * CLI's `--allow-errors` sets it unless `--check` is given. Checked mode always runs the checker.
+   */
+  syntax?: boolean;
   /** tsconfig file name relative to the package root; default: tsconfig.lib.json, tsconfig.build.json, tsconfig.json. */
   tsConfig?: string;
   /** Store directory for slices; `false` disables it (as `digestTree`). */
@@ -122,6 +139,10 @@ interface TsDiag {
 
 export async function exportGraph(packageDir: string, options: GraphExportOptions = {}): Promise<GraphExportResult> {
   const mode: GraphMode = options.mode ?? 'checked';
+  if (mode === 'checked' && options.syntax) {
+    throw new KilnError(diagnostic('KILN_USAGE', 'a graph from syntax alone is a tolerant export: it needs mode allow-errors', { producer: PRODUCER }));
+  }
+  const useChecker = !options.syntax;
   const start = resolve(packageDir);
   try {
     if (!statSync(start).isDirectory()) throw new Error('not a directory');
@@ -130,9 +151,11 @@ export async function exportGraph(packageDir: string, options: GraphExportOption
   }
   const root = packageRootOf(start);
   const sanitize = messageSanitizer(root);
+  const storeDir: string | null = options.store === false ? null : options.store ?? defaultStoreDir();
 
-  // ---- syntax facts (the digest pipeline, parsing in worker threads) and the program (this thread),
-  // overlapped: the program is built and checked once the pool has its work, then the slices awaited.
+  // ---- syntax facts (the digest pipeline, parsing in worker threads) and the tsconfig and program
+  // (this thread), overlapped: the program is built and checked once the pool has its work, then the
+  // slices awaited. The view's report memo is neither read nor written: the graph needs the slices.
   let slices: ReadonlyMap<string, Slice> = new Map();
   let working!: () => void;
   const poolBusy = new Promise<void>((r) => (working = r));
@@ -140,6 +163,7 @@ export async function exportGraph(packageDir: string, options: GraphExportOption
     ...(options.store !== undefined ? { store: options.store } : {}),
     ...(options.workers !== undefined ? { workers: options.workers } : {}),
     ...(options.maxFileSize !== undefined ? { maxFileSize: options.maxFileSize } : {}),
+    reportMemo: false,
     onProgress: () => working(),
     onSlices: (s) => {
       slices = s;
@@ -148,13 +172,13 @@ export async function exportGraph(packageDir: string, options: GraphExportOption
   digesting.catch(() => undefined); // awaited below; never an unhandled rejection meanwhile
   await Promise.race([poolBusy, digesting.then(() => undefined, () => undefined)]);
 
-  // ---- the program
-  const load = loadProgram(root, options.tsConfig);
+  // ---- the tsconfig, and the program when the checker is wanted
+  const load = loadConfig(root, options.tsConfig);
   if (options.tsConfig && load.status === 'not-found') {
     await digesting.catch(() => undefined);
     throw new KilnError(diagnostic('KILN_TSCONFIG_NOT_FOUND', `no ${options.tsConfig} in ${toPosix(relative(process.cwd(), root)) || '.'}`, { producer: PRODUCER }));
   }
-  const loaded = load.status === 'ok' ? load.loaded : undefined;
+  const config = load.status === 'ok' ? load.config : undefined;
   const configDiags: TsDiag[] = [];
   if (load.status === 'invalid') {
     for (const e of load.errors) configDiags.push(tsDiag(load.ts, e, 'KILN_TSCONFIG_INVALID', root, sanitize));
@@ -163,9 +187,11 @@ export async function exportGraph(packageDir: string, options: GraphExportOption
     }
   }
   const tsDiags: TsDiag[] = [];
-  if (loaded) {
+  let loaded: LoadedProgram | undefined;
+  if (config && useChecker) {
     let raw: readonly TS.Diagnostic[];
     try {
+      loaded = buildProgram(config);
       raw = checkProgram(loaded);
     } catch (e) {
       throw new KilnError(diagnostic('KILN_BUILD_COMPILER_FAILED', `the compiler failed checking the program: ${sanitize((e as Error).message)}`, { producer: PRODUCER }));
@@ -182,29 +208,34 @@ export async function exportGraph(packageDir: string, options: GraphExportOption
   const outDirs = await buildOutputDirs(root);
 
   if (mode === 'checked' && (!loaded || errors.length)) {
-    const why = !loaded && load.status === 'not-found'
+    const why = load.status === 'not-found'
       ? `no tsconfig in the package (tried ${load.tried.join(', ')}): a checked graph needs a program`
       : `the project does not type-check (${errors.length} error${errors.length === 1 ? '' : 's'})`;
     const failure: Diagnostic[] = [diagnostic('KILN_GRAPH_CHECK_FAILED', why, { producer: PRODUCER })];
-    if (!loaded && load.status === 'not-found') failure.push(diagnostic('KILN_TSCONFIG_NOT_FOUND', `tried ${load.tried.join(', ')}`, { producer: PRODUCER }));
+    if (load.status === 'not-found') failure.push(diagnostic('KILN_TSCONFIG_NOT_FOUND', `tried ${load.tried.join(', ')}`, { producer: PRODUCER }));
     for (const d of errors) failure.push(toDiagnostic(d));
     return { ok: false, mode, records: [], diagnostics: [...failure, ...people.filter((d) => d.severity === 'error')] };
   }
 
-  const b = new Builder(root, pkg, slices, report.files, outDirs, loaded, mode);
-  b.build(report, [...configDiags, ...tsDiags], load);
+  const unchecked = loaded ? undefined : uncheckedReason(load, root, useChecker);
+  const b = new Builder(root, pkg, slices, report.files, outDirs, config, loaded, mode);
+  b.build(report, [...configDiags, ...tsDiags], load, unchecked);
   people.push(...[...configDiags, ...tsDiags].map(toDiagnostic));
-  if (!loaded) people.push(diagnostic('KILN_GRAPH_UNCHECKED', uncheckedReason(load, root), { producer: PRODUCER }));
+  if (unchecked) people.push(diagnostic('KILN_GRAPH_UNCHECKED', unchecked, { producer: PRODUCER }));
   await b.resolveWorkspace();
   b.emitImports();
+  if (!loaded) {
+    await b.emitSyntaxReferences(new ForeignSlices(b.locator, storeDir, DIGEST_SCHEMA, options.maxFileSize ?? DEFAULT_MAX_FILE_SIZE));
+  }
   const records = b.finish();
   return { ok: true, mode, records, diagnostics: people };
 }
 
-function uncheckedReason(load: ReturnType<typeof loadProgram>, root: string): string {
+/** Why no checker ran (the KILN_GRAPH_UNCHECKED message). */
+function uncheckedReason(load: ConfigLoad, root: string, wanted: boolean): string {
   if (load.status === 'not-found') return `no tsconfig in the package (tried ${load.tried.join(', ')}): exported from syntax alone`;
   if (load.status === 'invalid') return `${toPosix(relative(root, load.configPath))} could not be used: exported from syntax alone`;
-  return 'exported from syntax alone';
+  return wanted ? 'exported from syntax alone' : 'tolerant export from syntax alone: no program was built, references are syntax_inferred and there are no call sites (add --check to run the type checker)';
 }
 
 function packageRootOf(dir: string): string {
@@ -261,7 +292,10 @@ class Builder {
   private readonly tiers = new Map<string, Provenance>();
   private readonly fileErrors = new Set<string>();
   private programHasErrors = false;
-  private readonly locator = new Locator();
+  readonly locator = new Locator();
+  /** (file, bare specifier) → the file it resolved to, for syntax references across packages. */
+  private readonly importFiles = new Map<string, { own?: string; abs?: string }>();
+  private unchecked: string | undefined;
   private readonly decls = new Map<string, FileDecls | null>();
   private readonly modules: ModuleExports;
   private readonly fileSet: Set<string>;
@@ -277,6 +311,7 @@ class Builder {
     private readonly slices: ReadonlyMap<string, Slice>,
     private readonly files: { path: string; content_hash: string }[],
     private readonly outDirs: string[],
+    private readonly config: LoadedConfig | undefined,
     private readonly loaded: LoadedProgram | undefined,
     private readonly mode: GraphMode,
   ) {
@@ -358,8 +393,9 @@ class Builder {
 
   // ---------------------------------------------------------------- build
 
-  build(report: DigestReport, diags: TsDiag[], load: ReturnType<typeof loadProgram>): void {
+  build(report: DigestReport, diags: TsDiag[], load: ConfigLoad, unchecked?: string): void {
     const p = this.loaded;
+    this.unchecked = unchecked;
     const rootPosix = toPosix(this.root);
     // Which files failed checking.
     for (const d of diags) {
@@ -384,7 +420,7 @@ class Builder {
     this.collectImports();
     if (p) this.emitSites(p);
     this.emitDiagnostics(report, diags);
-    const configRel = load.status === 'ok' ? toPosix(relative(this.root, load.loaded.configPath)) : load.status === 'invalid' ? toPosix(relative(this.root, load.configPath)) : null;
+    const configRel = load.status === 'ok' ? toPosix(relative(this.root, load.config.configPath)) : load.status === 'invalid' ? toPosix(relative(this.root, load.configPath)) : null;
     this.header = {
       kind: 'header',
       id: `header:${this.pkg.name}`,
@@ -395,12 +431,12 @@ class Builder {
       mode: this.mode,
       root: '.',
       package: this.pkg.name,
-      toolchain: { kiln_extractor: EXTRACTOR_VERSION, digest_schema: DIGEST_SCHEMA, typescript: load.status === 'ok' ? load.loaded.version : load.version },
+      toolchain: { kiln_extractor: EXTRACTOR_VERSION, digest_schema: DIGEST_SCHEMA, typescript: load.status === 'ok' ? load.config.version : load.version },
       tsconfig: configRel,
     };
   }
 
-  private emitPackage(load: ReturnType<typeof loadProgram>): void {
+  private emitPackage(load: ConfigLoad): void {
     const manifestBytes = readBytes(join(this.root, 'package.json'));
     let manifest: Record<string, unknown> | null = null;
     if (manifestBytes !== undefined) {
@@ -422,11 +458,11 @@ class Builder {
 
     let tsconfig: PackageNode['tsconfig'] = null;
     const refTargets: string[] = [];
-    const configPath = load.status === 'ok' ? load.loaded.configPath : load.status === 'invalid' ? load.configPath : undefined;
+    const configPath = load.status === 'ok' ? load.config.configPath : load.status === 'invalid' ? load.configPath : undefined;
     if (configPath) {
       const chain = [configPath];
       if (load.status === 'ok') {
-        const cf = load.loaded.parsed.options.configFile as (TS.TsConfigSourceFile & { extendedSourceFiles?: string[] }) | undefined;
+        const cf = load.config.parsed.options.configFile as (TS.TsConfigSourceFile & { extendedSourceFiles?: string[] }) | undefined;
         chain.push(...(cf?.extendedSourceFiles ?? []));
       }
       for (const f of chain) {
@@ -434,12 +470,12 @@ class Builder {
         if (bytes !== undefined) this.manifests.push({ path: diagnosticFile(this.root, f), content_hash: sha256Hex(bytes) });
       }
       if (load.status === 'ok') {
-        const opts = load.loaded.options;
+        const opts = load.config.options;
         const paths: Record<string, string[]> = {};
         for (const k of Object.keys(opts.paths ?? {}).sort(codePointCompare)) paths[k] = [...opts.paths![k]!];
-        const references = (load.loaded.parsed.projectReferences ?? []).map((r) => toPosix(relative(this.root, r.path))).sort(codePointCompare);
+        const references = (load.config.parsed.projectReferences ?? []).map((r) => toPosix(relative(this.root, r.path))).sort(codePointCompare);
         tsconfig = { file: toPosix(relative(this.root, configPath)), paths, references };
-        for (const r of load.loaded.parsed.projectReferences ?? []) {
+        for (const r of load.config.parsed.projectReferences ?? []) {
           const dir = r.path.endsWith('.json') ? dirname(r.path) : r.path;
           const other = this.locator.packageOfDir(dir);
           if (other && other.root !== this.root) refTargets.push(other.name);
@@ -729,24 +765,32 @@ class Builder {
       let external = false;
       let by: ImportNode['resolved_by'] = 'none';
       const place = (file: string) => this.placeOf(file);
-      const compiled = this.loaded ? compilerResolve(this.loaded, abs, p.specifier) : undefined;
+      const resolver = this.loaded ?? this.config;
+      const compiled = resolver ? compilerResolve(resolver, abs, p.specifier) : undefined;
       const compiledPlace = compiled ? place(compiled) : undefined;
+      let file: string | undefined;
       if (compiledPlace) {
         by = 'compiler';
         external = compiledPlace.external;
         target = compiledPlace.external ? packageId(packageOfSpecifier(p.specifier)) : compiledPlace.moduleId;
+        if (!compiledPlace.external) file = compiled;
       } else {
         const own = this.kilnResolve(p.rel, p.specifier);
         const ownPlace = own ? place(own) : undefined;
         if (ownPlace && !ownPlace.external) {
           by = 'kiln';
           target = ownPlace.moduleId;
+          file = own;
         } else if (!p.specifier.startsWith('.') && !p.specifier.startsWith('#') && !p.specifier.startsWith('/')) {
           by = 'kiln';
           const name = packageOfSpecifier(p.specifier);
           external = !this.workspace.has(name);
           target = packageId(name);
         }
+      }
+      if (file !== undefined && !p.specifier.startsWith('.')) {
+        const ownRel = inside(this.root, file);
+        this.importFiles.set(`${p.rel}\u0000${p.specifier}`, ownRel !== undefined && this.slices.has(ownRel) ? { own: ownRel } : { abs: file });
       }
       const mod = this.modId(p.rel);
       const lang = this.langOf(p.rel);
@@ -825,6 +869,52 @@ class Builder {
           e.count++;
         });
       }
+    }
+  }
+
+  // ---------------------------------------------------------------- references from syntax
+
+  /**
+   * Tolerant export without the checker: each module-level declaration's mentions (graph/syntax.ts),
+   * as `references` edges, `syntax_inferred`. Files whose module is degraded (a syntax error) get
+   * none, as in checker mode.
+   */
+  async emitSyntaxReferences(foreign: ForeignSlices): Promise<void> {
+    const files = [...this.slices.keys()].sort(codePointCompare);
+    const abroad = new Set<string>();
+    for (const v of this.importFiles.values()) if (v.abs !== undefined) abroad.add(v.abs);
+    await foreign.prepare([...abroad].sort(codePointCompare));
+    const kindOf = (t: Target): SyntaxTarget => ({ id: this.identityOf(t.file, t.decl), kind: this.slices.get(t.file)!.decls[t.decl]!.kind });
+    for (const rel of files) {
+      const s = this.slices.get(rel)!;
+      if (s.module.degraded) continue;
+      const lang = s.language;
+      const perName = new Map<string, ReturnType<typeof resolveMention>>();
+      const foreignFile = (specifier: string) => this.importFiles.get(`${rel}\u0000${specifier}`);
+      s.decls.forEach((d, i) => {
+        if (d.parent !== -1 || !d.refs?.length) return;
+        const from = this.identityOf(rel, i);
+        const seen = new Map<string, boolean>();
+        for (const name of d.refs) {
+          let mentions = perName.get(name);
+          if (!mentions) {
+            mentions = resolveMention(rel, s, name, this.modules, (f) => this.slices.get(f), kindOf, foreignFile, foreign);
+            perName.set(name, mentions);
+          }
+          for (const m of mentions) {
+            // The declaration itself, and what shares its name in its own module (overloads, merged
+            // declarations), are not mentions of something else.
+            if (m.target.id === from || (name === d.name && m.target.id.startsWith(`${this.modId(rel)}#`))) continue;
+            const typeOnly = seen.get(m.target.id);
+            seen.set(m.target.id, typeOnly === undefined ? m.typeOnly : typeOnly && m.typeOnly);
+          }
+        }
+        for (const [to, typeOnly] of seen) {
+          this.addEdge('references', from, to, 'syntax_inferred', lang, { count: 1, type_only: typeOnly }, (e) => {
+            e.count++;
+          });
+        }
+      });
     }
   }
 
@@ -910,8 +1000,8 @@ class Builder {
         provenance: d.code === 'KILN_TSCONFIG_INVALID' ? 'manifest_declared' : 'compiler_checked',
       });
     }
-    if (!this.loaded) {
-      add({ code: 'KILN_GRAPH_UNCHECKED', tsCode: null, message: 'no program: exported from syntax alone', producer: PRODUCER, provenance: 'syntax_inferred' });
+    if (this.unchecked) {
+      add({ code: 'KILN_GRAPH_UNCHECKED', tsCode: null, message: this.unchecked, producer: PRODUCER, provenance: 'syntax_inferred' });
     }
   }
 

@@ -40,8 +40,15 @@ export class ModuleExports {
   /** (directory of the importing file, specifier) → resolved file, or null: a view resolves the same pairs many times. */
   private readonly resolved = new Map<string, string | null>();
 
-  constructor(private readonly slices: Map<string, Slice>) {
-    this.files = new Set(slices.keys());
+  /**
+   * @param files the package's files, for resolving specifiers, when `slices` holds only some of them
+   *   (the codegraph loads another package's slices on demand); default: the keys of `slices`.
+   */
+  constructor(
+    private readonly slices: Map<string, Slice>,
+    files?: ReadonlySet<string>,
+  ) {
+    this.files = new Set(files ?? slices.keys());
   }
 
   resolve(fromFile: string, specifier: string): string | undefined {
