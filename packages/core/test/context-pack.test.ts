@@ -178,6 +178,8 @@ describe('diagnostics in packs', () => {
     const diag = r.pack.items.find((i) => i.kind === 'diagnostic');
     expect(diag).toBeDefined();
     expect(diag!.ref).toBe('!1');
+    expect(r.pack.items.indexOf(diag!)).toBeLessThan(5); // right after what it is about
+    expect(diag!.path).toBe('TS2322');
     expect(diag!.anchor).toMatch(/^src\/discount\.ts:16/);
     expect(diag!.message).toMatch(/not assignable/);
     expect(r.text).toMatch(/\n!1 error .* src\/discount\.ts:16/);

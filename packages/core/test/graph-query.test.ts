@@ -4,8 +4,10 @@
  * neighbours by depth / edge kind / direction, lookups that refuse to guess, opaque records and
  * dangling edges kept.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   exportGraph,
   findIdentifiers,
@@ -23,9 +25,11 @@ import {
   readGraph,
   resolveNode,
   splitIdentifier,
+  contextPack,
   type QueryHeader,
   type QueryRecord,
 } from '@kiln/core';
+import { ALIAS_MONOREPO, writeTree } from './lib/graph-fixtures.js';
 
 const root = resolve(__dirname, '../../..');
 const shopDir = join(root, 'fixtures/graph/shop');
@@ -228,5 +232,51 @@ describe('loading a graph', () => {
   it('reports a missing graph file or directory as KILN_NOT_FOUND', async () => {
     await expect(loadGraph({ graph: join(root, 'no-such.jsonl') })).rejects.toMatchObject({ code: 'KILN_NOT_FOUND' });
     await expect(loadGraph({ dir: join(root, 'no-such-dir') })).rejects.toMatchObject({ code: 'KILN_NOT_FOUND' });
+  });
+});
+
+describe('several packages as one graph', () => {
+  const tmp = mkdtempSync(join(tmpdir(), 'kiln-merge-'));
+  afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+  it('re-roots paths at the common root, resolves edges between the packages, checks freshness per package', async () => {
+    const mono = await writeTree(join(tmp, 'mono'), ALIAS_MONOREPO);
+    const a = join(mono, 'packages/a');
+    const b = join(mono, 'packages/b');
+    const g = await loadGraph({ dir: [b, a], store: false, workers: 0 });
+    expect(g.sourceDir).toBe(join(mono, 'packages'));
+    expect(g.index.header).toMatchObject({ packages: ['@mono/b', '@mono/a'], parts: [{ package: '@mono/b', prefix: 'b' }, { package: '@mono/a', prefix: 'a' }] });
+    expect(g.index.files()).toEqual(expect.arrayContaining(['a/src/index.ts', 'b/src/main.ts']));
+    expect(graphSummary(g.index).packages.map((p) => p.name)).toEqual(['@mono/a', '@mono/b']);
+    // b's call to a's greet, through the alias, lands on a's declaration, anchored in a's file
+    const n = neighborhood(g.index, 'hello', { edges: ['calls'] });
+    expect(n.nodes).toContainEqual(expect.objectContaining({ name: 'greet', anchor: 'a/src/index.ts:1-3' }));
+    expect(n.nodes.some((x) => x.missing)).toBe(false);
+    const m = moduleView(g.index, 'b/src/main.ts');
+    expect(m.imports[0]).toMatchObject({ specifier: '@alias/a', target_path: 'src/index' });
+
+    const pack = await contextPack(g.index, { task: 'change how greet builds the greeting', budget: 800 }, { sourceDir: g.sourceDir! });
+    expect(pack.text).toContain('graph: @mono/b, @mono/a · snapshot');
+    expect(pack.pack.freshness.status).toBe('fresh');
+    const greet = pack.pack.items.find((i) => i.path === 'greet')!;
+    expect(greet).toMatchObject({ anchor: 'a/src/index.ts:1-3', source_mode: 'full' });
+    expect(pack.pack.items.map((i) => i.path)).toContain('hello');
+
+    writeFileSync(join(a, 'src/index.ts'), `${ALIAS_MONOREPO['packages/a/src/index.ts']}\nexport const X = 1;\n`);
+    writeFileSync(join(b, 'src/extra.ts'), 'export const Y = 2;\n');
+    const stale = await contextPack(g.index, { task: 'greet', budget: 800 }, { sourceDir: g.sourceDir! });
+    expect(stale.pack.freshness).toMatchObject({ status: 'stale', changed: ['a/src/index.ts'], added: ['b/src/extra.ts'], deleted: [] });
+
+    // graph files, paired with their directories by package name, give the same graph
+    const files = [a, b].map((d, i) => {
+      const f = join(tmp, `part${i}.jsonl`);
+      return f;
+    });
+    writeFileSync(files[0]!, graphText(await exportGraph(a, { store: false, workers: 0 })));
+    writeFileSync(files[1]!, graphText(await exportGraph(b, { store: false, workers: 0 })));
+    const fromFiles = await loadGraph({ graph: files, dir: [a, b] });
+    expect(fromFiles.index.files()).toEqual(expect.arrayContaining(['a/src/index.ts', 'b/src/main.ts', 'b/src/extra.ts']));
+    expect(neighborhood(fromFiles.index, 'hello', { edges: ['calls'] }).nodes.map((x) => x.anchor)).toContain('a/src/index.ts:1-3');
+    await expect(loadGraph({ graph: files, dir: [a] })).rejects.toMatchObject({ code: 'KILN_USAGE' });
   });
 });

@@ -40,10 +40,10 @@ import {
 export const KILN_MCP_VERSION = '0.1.0';
 
 export interface KilnMcpOptions {
-  /** A codegraph JSONL file to answer from. */
-  graph?: string;
-  /** The package directory: exported on first use when no graph file is given, and the source tree (freshness, source text, reindex). */
-  dir?: string;
+  /** Codegraph JSONL files to answer from (several: merged, paired with `dir` by package name). */
+  graph?: string | string[];
+  /** Package directories: exported on first use when no graph file is given, and the source trees (freshness, source text, reindex); several are merged. */
+  dir?: string | string[];
   /** Export in tolerant mode (a project with type errors still gets a graph). */
   allowErrors?: boolean;
   tsConfig?: string;

@@ -1,6 +1,6 @@
 /**
  * Running kiln's MCP server over stdio, and the argument parsing the `kiln-mcp` bin and `kiln mcp`
- * share: `[dir] [--graph FILE] [--allow-errors] [--tsconfig NAME] [--store DIR | --no-store]`.
+ * share: `[dir...] [--graph FILE]... [--allow-errors] [--tsconfig NAME] [--store DIR | --no-store]`.
  *
  * Invariants: stdout carries only the protocol; messages for people go to stderr; the returned promise
  * settles when the client goes away (stdin ends or the transport closes).
@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { createKilnMcpServer, type KilnMcpOptions } from './server.js';
 
-export const USAGE = 'usage: kiln-mcp [dir] [--graph FILE.jsonl] [--allow-errors] [--tsconfig NAME] [--store DIR | --no-store]';
+export const USAGE = 'usage: kiln-mcp [dir...] [--graph FILE.jsonl]... [--allow-errors] [--tsconfig NAME] [--store DIR | --no-store]';
 
 /** Options from argv; throws an Error whose message is for people on a bad command line. */
 export function parseMcpArgs(argv: string[]): KilnMcpOptions {
@@ -17,17 +17,16 @@ export function parseMcpArgs(argv: string[]): KilnMcpOptions {
     args: argv,
     allowPositionals: true,
     options: {
-      graph: { type: 'string' },
+      graph: { type: 'string', multiple: true },
       'allow-errors': { type: 'boolean' },
       tsconfig: { type: 'string' },
       store: { type: 'string' },
       'no-store': { type: 'boolean' },
     },
   });
-  if (positionals.length > 1) throw new Error(`expected at most one directory, got ${positionals.join(' ')}`);
   const o: KilnMcpOptions = {};
-  if (values.graph !== undefined) o.graph = values.graph;
-  if (positionals[0] !== undefined) o.dir = positionals[0];
+  if (values.graph?.length) o.graph = values.graph;
+  if (positionals.length) o.dir = positionals;
   else if (o.graph === undefined) o.dir = '.';
   if (values['allow-errors']) o.allowErrors = true;
   if (values.tsconfig !== undefined) o.tsConfig = values.tsconfig;

@@ -24,7 +24,7 @@ export const EDGE_WEIGHTS: Readonly<Record<string, { out: number; in: number }>>
   imports: { out: 0.5, in: 0.4 }, // module → module
   defines: { out: 0.45, in: 0.6 }, // module → declaration, class → member
 };
-/** Multiplied in per hop, on top of the edge weight. */
+/** Multiplied in per hop, on top of the edge weight (not for `diagnoses`: a diagnostic annotates its node). */
 export const HOP_DECAY = 0.5;
 /** A type-only reference carries this much of a value reference. */
 export const TYPE_ONLY_FACTOR = 0.85;
@@ -147,7 +147,8 @@ export function expandSeeds(index: GraphIndex, seeds: readonly Seed[], opts: { m
     if (cur.hops >= maxHops) continue;
     for (const st of stepsFrom(index, top.id, cache)) {
       if (reached.has(st.to)) continue;
-      const score = cur.best * st.weight * HOP_DECAY;
+      // a diagnostic annotates what it is about: reaching one costs its edge weight, not a step
+      const score = cur.best * st.weight * (st.edge === 'diagnoses' ? 1 : HOP_DECAY);
       if (score < FLOOR) continue;
       const prev = tentative.get(st.to);
       if (!prev || score > prev.best || (score === prev.best && byCodePoint(top.id, prev.via?.from ?? '') < 0)) {

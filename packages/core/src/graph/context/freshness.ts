@@ -4,15 +4,18 @@
  * content hash differs is `changed`, one that is gone is `deleted`, and a source file the exporter
  * would read that the graph does not know is `added`. Any of them makes the graph `stale`.
  *
+ * A merged graph (several packages, query/merge.ts) is compared part by part under its common root.
+ *
  * Invariants: reads files only when called (never at import); paths reported are the graph's own
  * (relative, POSIX), sorted in code-point order; no absolute path enters the result; without a source
  * directory the status is `unknown`, never `fresh`.
  */
 import { readFile } from 'node:fs/promises';
-import { join, relative, sep } from 'node:path';
+import { join, posix, relative, sep } from 'node:path';
 import { sha256Hex } from '../../digest/hash.js';
 import { buildOutputDirs, listSourceFiles } from '../../view/files.js';
 import type { GraphIndex } from '../query/graph-index.js';
+import { partsOf } from '../query/merge.js';
 import { byCodePoint, snapshotIdOf } from '../query/model.js';
 
 export type FreshnessStatus = 'fresh' | 'stale' | 'unknown';
@@ -61,12 +64,17 @@ export async function checkFreshness(index: GraphIndex, sourceDir?: string): Pro
       if (sha256Hex(bytes) !== files.get(p)) changed.push(p);
     }),
   );
-  let current: string[] = [];
-  try {
-    const outDirs = await buildOutputDirs(sourceDir);
-    current = await listSourceFiles(sourceDir, outDirs.map((d) => relative(sourceDir, join(sourceDir, d)).split(sep).join('/')));
-  } catch {
-    // an unreadable tree: every graph file is reported deleted above already
+  // the source files each package's export would read now (a merged graph: each part's root)
+  const current: string[] = [];
+  for (const prefix of (partsOf(index.header) ?? [{ prefix: '' }]).map((p) => p.prefix)) {
+    const dir = prefix ? join(sourceDir, prefix) : sourceDir;
+    try {
+      const outDirs = await buildOutputDirs(dir);
+      const listed = await listSourceFiles(dir, outDirs.map((d) => relative(dir, join(dir, d)).split(sep).join('/')));
+      for (const f of listed) current.push(prefix ? posix.join(prefix, f) : f);
+    } catch {
+      // an unreadable tree: its graph files are reported deleted above already
+    }
   }
   const added = current.filter((p) => !files.has(p));
   changed.sort(byCodePoint);

@@ -73,7 +73,8 @@ export interface ContextPack {
   request: { task?: string; files?: string[]; budget: number; format: PackFormat; explain: boolean };
   estimate: string;
   tokens_used: number;
-  graph: { package: string | null; snapshot: string; schema_version: number | string; mode: string | null };
+  /** `package` for one package's graph; `packages` too when several were merged. */
+  graph: { package: string | null; packages?: string[]; snapshot: string; schema_version: number | string; mode: string | null };
   freshness: Freshness;
   seeding: { identifiers?: string[]; keywords?: string[]; files?: string[]; unknown_files?: string[] };
   candidates: number;
@@ -124,7 +125,7 @@ function headerText(p: ContextPack, used: number, count: number): string {
   const lines = [
     `# kiln context pack v${p.version} · budget ${p.request.budget} tokens (${p.estimate}) · used ${used} · ${count} of ${p.candidates} candidates`,
     p.request.task !== undefined ? `task: ${p.request.task.replace(/\s+/g, ' ').trim()}` : `files: ${(p.request.files ?? []).join(', ')}`,
-    `graph: ${p.graph.package ?? '(no package)'} · snapshot ${p.graph.snapshot || '(none)'} · mode ${p.graph.mode ?? '-'} · schema ${p.graph.schema_version}`,
+    `graph: ${p.graph.package ?? p.graph.packages?.join(', ') ?? '(no package)'} · snapshot ${p.graph.snapshot || '(none)'} · mode ${p.graph.mode ?? '-'} · schema ${p.graph.schema_version}`,
     freshnessLine(p.freshness),
     'legend: d# declaration, !# diagnostic; * public API; provenance C checked, U unchecked, S syntax only, M manifest; rel: →kind dN = this item → dN, ←kind dN = dN → this item',
   ];
@@ -183,6 +184,7 @@ export function packCandidates(input: PackInput): ContextPack {
     tokens_used: 0,
     graph: {
       package: typeof h.package === 'string' ? h.package : null,
+      ...(Array.isArray(h.packages) ? { packages: (h.packages as unknown[]).filter((x): x is string => typeof x === 'string') } : {}),
       snapshot: typeof h.snapshot?.id === 'string' ? h.snapshot.id : '',
       schema_version: h.schema_version,
       mode: typeof h.mode === 'string' ? h.mode : null,
@@ -231,7 +233,7 @@ export function packCandidates(input: PackInput): ContextPack {
       id: r.id,
       kind: r.kind,
       decl_kind: declKindOf(r) ?? null,
-      path: isDiag ? nameOf(r) : declPathOf(r) ?? nameOf(r),
+      path: isDiag ? (typeof r.ts_code === 'string' && r.ts_code ? r.ts_code : nameOf(r)) : declPathOf(r) ?? nameOf(r),
       module: mod ? nameOf(mod) : null,
       anchor: anchorOf(r) ?? null,
       span: r.span ?? null,

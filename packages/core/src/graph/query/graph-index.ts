@@ -59,7 +59,7 @@ export class GraphIndex {
   private readonly byNameLower = new Map<string, string[]>();
   private readonly byFileMap = new Map<string, string[]>();
   private readonly byModuleMap = new Map<string, string[]>();
-  private readonly moduleIdByPath = new Map<string, string>();
+  private readonly moduleIdsByPath = new Map<string, string[]>();
   private readonly moduleIdByFile = new Map<string, string>();
 
   constructor(graph: QueryGraph) {
@@ -97,8 +97,7 @@ export class GraphIndex {
 
     for (const r of nodes.values()) {
       if (r.kind === 'module') {
-        const path = nameOf(r);
-        if (!this.moduleIdByPath.has(path)) this.moduleIdByPath.set(path, r.id);
+        push(this.moduleIdsByPath, nameOf(r), r.id); // several packages may each have a src/index
         const f = fileOf(r);
         if (f && !this.moduleIdByFile.has(f)) this.moduleIdByFile.set(f, r.id);
       }
@@ -165,18 +164,19 @@ export class GraphIndex {
     const ref = moduleRefOf(r);
     if (ref) {
       if (this.nodes.get(ref)?.kind === 'module') return ref;
-      const byPath = this.moduleIdByPath.get(ref);
-      if (byPath) return byPath;
+      const byPath = this.moduleIdsByPath.get(ref);
+      if (byPath?.length === 1) return byPath[0];
     }
     const f = fileOf(r);
     return f ? this.moduleIdByFile.get(f) : undefined;
   }
 
-  /** A module by id, module path or file path. */
+  /** A module by id, file path, or module path when only one package has it. */
   findModule(ref: string): QueryRecord | undefined {
     const direct = this.nodes.get(ref);
     if (direct?.kind === 'module') return direct;
-    const id = this.moduleIdByPath.get(ref) ?? this.moduleIdByFile.get(ref);
+    const byPath = this.moduleIdsByPath.get(ref);
+    const id = this.moduleIdByFile.get(ref) ?? (byPath?.length === 1 ? byPath[0] : undefined);
     return id ? this.nodes.get(id) : undefined;
   }
 
