@@ -287,7 +287,6 @@ export function createKilnMcpServer(opts: KilnMcpOptions): McpServer {
         const before = previous ? String(previous.index.header.snapshot?.id ?? '') : null;
         const after = String(next.index.header.snapshot?.id ?? '');
         const result = { previous_snapshot: before, snapshot: after, changed: before !== after, records: next.index.records.length + 1 };
-        server.sendResourceListChanged();
         return text(JSON.stringify(result, null, 2));
       } catch (e) {
         return failure(e);
