@@ -14,6 +14,7 @@
  * - Sites are visited in source order; nothing here depends on absolute paths except file lookups.
  * - No compiler is loaded at import time.
  */
+import { createHash } from 'node:crypto';
 import { relative, sep } from 'node:path';
 import type * as TS from 'typescript';
 import { resolveTypeScript } from '../build/compile.js';
@@ -34,12 +35,38 @@ export interface LoadedConfig {
   configPath: string;
   parsed: TS.ParsedCommandLine;
   cache: TS.ModuleResolutionCache;
+  /**
+   * The host module resolution reads the file system through, remembering what it saw for the life
+   * of this config (one export): the same directories and package.json files are probed for many
+   * specifiers.
+   */
+  resolutionHost: TS.ModuleResolutionHost;
+  /** Module format of each importing file, as the compiler would imply it (files without a program). */
+  formats: Map<string, TS.ResolutionMode>;
 }
 
 /** A config with its program and checker. */
 export interface LoadedProgram extends LoadedConfig {
   program: TS.Program;
   checker: TS.TypeChecker;
+  /** With a ProgramReuse: the builder that knows which files this program changed for the checker. */
+  builder?: TS.SemanticDiagnosticsBuilderProgram;
+  /**
+   * With a ProgramReuse and a previous program: the files (absolute names) whose checking may differ
+   * from the previous program's — edited files and the files that depend on a changed declaration
+   * surface (the compiler's own builder decides, as `tsc --watch` does). Undefined: every file.
+   */
+  affected?: Set<string>;
+}
+
+/**
+ * What one process keeps between builds of the same config (a session): parsed source files by text,
+ * and the last builder program. A rebuild parses only files whose text changed, reuses the rest of
+ * the program's structure, and asks the checker again only about affected files.
+ */
+export interface ProgramReuse {
+  files: Map<string, { text: string; sf: TS.SourceFile }>;
+  builder?: TS.SemanticDiagnosticsBuilderProgram;
 }
 
 export type ConfigLoad =
@@ -69,7 +96,29 @@ export function loadConfig(root: string, tsconfigName?: string): ConfigLoad {
   const options = parsed.options;
   const host = ts.createCompilerHost(options, true);
   const cache = ts.createModuleResolutionCache(host.getCurrentDirectory(), (f) => host.getCanonicalFileName(f), options);
-  return { status: 'ok', config: { ts, version, options, host, configPath, parsed, cache } };
+  return { status: 'ok', config: { ts, version, options, host, configPath, parsed, cache, resolutionHost: rememberingHost(host), formats: new Map() } };
+}
+
+/** A module-resolution host over `base` that asks the file system each question once. */
+function rememberingHost(base: TS.CompilerHost): TS.ModuleResolutionHost {
+  const memo = <T>(f: (x: string) => T) => {
+    const seen = new Map<string, T>();
+    return (x: string): T => {
+      if (seen.has(x)) return seen.get(x)!;
+      const v = f(x);
+      seen.set(x, v);
+      return v;
+    };
+  };
+  return {
+    fileExists: memo((f) => base.fileExists(f)),
+    readFile: memo((f) => base.readFile(f)),
+    ...(base.directoryExists ? { directoryExists: memo((d) => base.directoryExists!(d)) } : {}),
+    ...(base.realpath ? { realpath: memo((p) => base.realpath!(p)) } : {}),
+    ...(base.getDirectories ? { getDirectories: (d: string) => base.getDirectories!(d) } : {}),
+    getCurrentDirectory: () => base.getCurrentDirectory(),
+    useCaseSensitiveFileNames: base.useCaseSensitiveFileNames(),
+  };
 }
 
 /**
@@ -77,8 +126,10 @@ export function loadConfig(root: string, tsconfigName?: string): ConfigLoad {
  * this process) lets the compiler reuse the source files that did not change: only edited files are
  * parsed again. The checker is always new.
  */
-export function buildProgram(config: LoadedConfig, oldProgram?: TS.Program): LoadedProgram {
-  const { ts, options, host, parsed } = config;
+export function buildProgram(config: LoadedConfig, reuse?: ProgramReuse): LoadedProgram {
+  const { ts, options, parsed } = config;
+  const host = reuse ? reusingHost(ts, config.host, reuse) : config.host;
+  const oldProgram = reuse?.builder?.getProgram();
   const program = ts.createProgram({
     rootNames: parsed.fileNames,
     options,
@@ -87,7 +138,46 @@ export function buildProgram(config: LoadedConfig, oldProgram?: TS.Program): Loa
     configFileParsingDiagnostics: ts.getConfigFileParsingDiagnostics(parsed),
     ...(oldProgram ? { oldProgram } : {}),
   });
-  return { ...config, program, checker: program.getTypeChecker() };
+  const loaded: LoadedProgram = { ...config, program, checker: program.getTypeChecker() };
+  if (!reuse) return loaded;
+  const builder = ts.createSemanticDiagnosticsBuilderProgram(program, { createHash: sha256 }, reuse.builder);
+  // Walk the affected files now (their diagnostics are computed and kept by the builder).
+  let affected: Set<string> | undefined = reuse.builder ? new Set() : undefined;
+  for (;;) {
+    const next = builder.getSemanticDiagnosticsOfNextAffectedFile();
+    if (!next) break;
+    if (next.affected === program || !('fileName' in next.affected)) affected = undefined;
+    else affected?.add((next.affected as TS.SourceFile).fileName);
+  }
+  reuse.builder = builder;
+  return { ...loaded, builder, ...(affected ? { affected } : {}) };
+}
+
+const sha256 = (data: string) => createHash('sha256').update(data).digest('hex');
+
+/**
+ * A compiler host that hands back the SourceFile parsed earlier for the same file, parse options and
+ * text (each file is still read, and compared), and gives every source file a version (a hash of its
+ * text) as the builder needs.
+ */
+function reusingHost(ts: typeof TS, base: TS.CompilerHost, reuse: ProgramReuse): TS.CompilerHost {
+  const seen = new Set<string>();
+  return {
+    ...base,
+    getSourceFile(fileName, languageVersionOrOptions, onError, shouldCreateNewSourceFile) {
+      const lv = languageVersionOrOptions;
+      const key = `${fileName}\u0000${typeof lv === 'object' ? `${lv.languageVersion}/${lv.impliedNodeFormat}/${lv.jsDocParsingMode}` : lv}`;
+      const text = base.readFile(fileName);
+      if (text === undefined) return base.getSourceFile(fileName, lv, onError, shouldCreateNewSourceFile);
+      const had = reuse.files.get(key);
+      seen.add(key);
+      if (had && had.text === text && !shouldCreateNewSourceFile) return had.sf;
+      const sf = ts.createSourceFile(fileName, text, lv, true);
+      (sf as { version?: string }).version = sha256(text);
+      reuse.files.set(key, { text, sf });
+      return sf;
+    },
+  };
 }
 
 /** Build the program of the package's tsconfig (`tsconfigName` relative to the root, else the usual candidates). */
@@ -107,7 +197,8 @@ export function checkProgram(p: LoadedProgram): readonly TS.Diagnostic[] {
   const out: TS.Diagnostic[] = [...program.getConfigFileParsingDiagnostics(), ...program.getOptionsDiagnostics(), ...program.getGlobalDiagnostics()];
   // Semantic diagnostics even where another file has syntax errors (tsc stops there): tolerant mode
   // needs to know which files check. The compiler itself skips what skipLibCheck/checkJs leave out.
-  out.push(...program.getSyntacticDiagnostics(), ...program.getSemanticDiagnostics());
+  // With a builder, unaffected files' diagnostics are the ones it kept from the previous program.
+  out.push(...program.getSyntacticDiagnostics(), ...(p.builder ? p.builder.getSemanticDiagnostics() : program.getSemanticDiagnostics()));
   return p.ts.sortAndDeduplicateDiagnostics(out);
 }
 
@@ -118,10 +209,14 @@ export function checkProgram(p: LoadedProgram): readonly TS.Diagnostic[] {
  */
 export function compilerResolve(p: LoadedConfig & { program?: TS.Program }, absFile: string, specifier: string): string | undefined {
   try {
-    const format = p.program
-      ? p.program.getSourceFile(absFile)?.impliedNodeFormat
-      : p.ts.getImpliedNodeFormatForFile(absFile, p.cache.getPackageJsonInfoCache(), p.host, p.options);
-    const r = p.ts.resolveModuleName(specifier, absFile, p.options, p.host, p.cache, undefined, format);
+    let format: TS.ResolutionMode;
+    if (p.program) format = p.program.getSourceFile(absFile)?.impliedNodeFormat;
+    else if (p.formats.has(absFile)) format = p.formats.get(absFile);
+    else {
+      format = p.ts.getImpliedNodeFormatForFile(absFile, p.cache.getPackageJsonInfoCache(), p.resolutionHost, p.options);
+      p.formats.set(absFile, format);
+    }
+    const r = p.ts.resolveModuleName(specifier, absFile, p.options, p.resolutionHost, p.cache, undefined, format);
     return r.resolvedModule?.resolvedFileName;
   } catch {
     return undefined;

@@ -56,7 +56,7 @@ import { ModuleExports, packageOfSpecifier, type Target } from '../view/surface.
 import { discoverWorkspace } from '../workspace/discover.js';
 import { messageSanitizer } from '../build/compile.js';
 import { DIGEST_SCHEMA, EXTRACTOR_VERSION, GRAPH_SCHEMA_VERSION } from '../version.js';
-import { buildProgram, checkProgram, compilerResolve, diagnosticFile, indexDecls, loadConfig, walkSites, type ConfigLoad, type FileDecls, type LoadedConfig, type LoadedProgram } from './checked.js';
+import { buildProgram, checkProgram, compilerResolve, diagnosticFile, indexDecls, loadConfig, walkSites, type ConfigLoad, type DocLink, type FileDecls, type LoadedConfig, type LoadedProgram, type ProgramReuse, type Site } from './checked.js';
 import { ForeignSlices, inside, resolveMention, type SyntaxTarget } from './syntax.js';
 import { findWorkspaceRoot, Locator, type PackageRoot } from './locate.js';
 import {
@@ -105,7 +105,58 @@ export interface GraphExportOptions {
   /** Worker threads for extraction (as `digestTree`); 0 extracts on the calling thread. */
   workers?: number;
   maxFileSize?: number;
+  /**
+   * Keep what this process learnt for the next export of the same package (see GraphSession): the
+   * records are the same with or without it.
+   */
+  session?: GraphSession;
 }
+
+/**
+ * What one process keeps between exports of the same package (a watch loop, an MCP server's reindex,
+ * a benchmark's edit-and-export): the decoded slices (an unchanged file costs neither a parse nor a
+ * store read), other packages' slices, and with the checker the parsed source files and the last
+ * builder program (a rebuild parses only edited files, re-checks only the files the compiler's builder
+ * says are affected, and walks only those for references and calls, keeping the others' sites). An
+ * export with a session gives the records of one without, with one known exception: the wording of a
+ * compiler diagnostic the builder re-checked (tolerant `check` on a project with errors) can list a
+ * union's members in another order, because the compiler numbers types in the order it meets them.
+ * Checked mode has no diagnostic records, so its records are always the same. The first edit of a
+ * file in a session also walks its importers: the builder learns declaration signatures then.
+ */
+export class GraphSession {
+  private readonly states = new Map<string, SessionState>();
+
+  /** @internal */
+  stateOf(key: string): SessionState {
+    let st = this.states.get(key);
+    if (!st) {
+      st = { slices: new Map(), foreign: new Map(), program: { files: new Map() }, sites: new Map(), stamp: '' };
+      this.states.set(key, st);
+    }
+    return st;
+  }
+}
+
+export function createGraphSession(): GraphSession {
+  return new GraphSession();
+}
+
+/** @internal */
+export interface SessionState {
+  /** This package's slices by content key (the digest's sliceCache). */
+  slices: Map<string, Slice>;
+  /** Other packages' slices by content key. */
+  foreign: Map<string, Slice>;
+  program: ProgramReuse;
+  /** Reference and call sites per source file (absolute name) of the last checker run. */
+  sites: Map<string, { sites: Site[]; links: DocLink[] }>;
+  /** What the cached sites were computed for (package name and file list): otherwise they are dropped. */
+  stamp: string;
+}
+
+/** Misses digested on the calling thread rather than by a new pool (an edit or two after a previous export). */
+const INLINE_MISSES = 16;
 
 export interface GraphExportResult {
   /** False when checked mode refused the project: then `records` is empty. */
@@ -115,6 +166,12 @@ export interface GraphExportResult {
   records: KnownRecord[];
   /** Everything reported, for people (stderr): the store's notices and, on failure, why. */
   diagnostics: Diagnostic[];
+  /**
+   * What the export did (not part of the graph): source files, how many were parsed (the rest came
+   * from the store or a session), and with the checker how many were walked for references and calls
+   * (the rest reused from a session's previous run).
+   */
+  stats?: { files: number; parsed: number; walked: number };
 }
 
 /** The JSONL text of an export (empty when it failed). */
@@ -152,6 +209,7 @@ export async function exportGraph(packageDir: string, options: GraphExportOption
   const root = packageRootOf(start);
   const sanitize = messageSanitizer(root);
   const storeDir: string | null = options.store === false ? null : options.store ?? defaultStoreDir();
+  const state = options.session?.stateOf(`${root}\u0000${options.tsConfig ?? ''}`);
 
   // ---- syntax facts (the digest pipeline, parsing in worker threads) and the tsconfig and program
   // (this thread), overlapped: the program is built and checked once the pool has its work, then the
@@ -164,6 +222,8 @@ export async function exportGraph(packageDir: string, options: GraphExportOption
     ...(options.workers !== undefined ? { workers: options.workers } : {}),
     ...(options.maxFileSize !== undefined ? { maxFileSize: options.maxFileSize } : {}),
     reportMemo: false,
+    inlineUpTo: INLINE_MISSES,
+    ...(state ? { sliceCache: state.slices } : {}),
     onProgress: () => working(),
     onSlices: (s) => {
       slices = s;
@@ -191,7 +251,7 @@ export async function exportGraph(packageDir: string, options: GraphExportOption
   if (config && useChecker) {
     let raw: readonly TS.Diagnostic[];
     try {
-      loaded = buildProgram(config);
+      loaded = buildProgram(config, state?.program);
       raw = checkProgram(loaded);
     } catch (e) {
       throw new KilnError(diagnostic('KILN_BUILD_COMPILER_FAILED', `the compiler failed checking the program: ${sanitize((e as Error).message)}`, { producer: PRODUCER }));
@@ -218,17 +278,25 @@ export async function exportGraph(packageDir: string, options: GraphExportOption
   }
 
   const unchecked = loaded ? undefined : uncheckedReason(load, root, useChecker);
-  const b = new Builder(root, pkg, slices, report.files, outDirs, config, loaded, mode);
+  let sites: SessionState['sites'] | undefined;
+  if (state && loaded) {
+    // Sites name identities of this package: they are kept only for the same package name and files.
+    const stamp = JSON.stringify([pkg.name, report.files.map((f) => f.path)]);
+    if (stamp !== state.stamp) state.sites.clear();
+    state.stamp = stamp;
+    sites = state.sites;
+  }
+  const b = new Builder(root, pkg, slices, report.files, outDirs, config, loaded, mode, sites);
   b.build(report, [...configDiags, ...tsDiags], load, unchecked);
   people.push(...[...configDiags, ...tsDiags].map(toDiagnostic));
   if (unchecked) people.push(diagnostic('KILN_GRAPH_UNCHECKED', unchecked, { producer: PRODUCER }));
   await b.resolveWorkspace();
   b.emitImports();
   if (!loaded) {
-    await b.emitSyntaxReferences(new ForeignSlices(b.locator, storeDir, DIGEST_SCHEMA, options.maxFileSize ?? DEFAULT_MAX_FILE_SIZE));
+    await b.emitSyntaxReferences(new ForeignSlices(b.locator, storeDir, DIGEST_SCHEMA, options.maxFileSize ?? DEFAULT_MAX_FILE_SIZE, state?.foreign));
   }
   const records = b.finish();
-  return { ok: true, mode, records, diagnostics: people };
+  return { ok: true, mode, records, diagnostics: people, stats: { files: report.stats.files, parsed: report.stats.parsed, walked: b.walked } };
 }
 
 /** Why no checker ran (the KILN_GRAPH_UNCHECKED message). */
@@ -293,6 +361,8 @@ class Builder {
   private readonly fileErrors = new Set<string>();
   private programHasErrors = false;
   readonly locator = new Locator();
+  /** Files whose sites the checker walked in this run. */
+  walked = 0;
   /** (file, bare specifier) → the file it resolved to, for syntax references across packages. */
   private readonly importFiles = new Map<string, { own?: string; abs?: string }>();
   private unchecked: string | undefined;
@@ -314,6 +384,8 @@ class Builder {
     private readonly config: LoadedConfig | undefined,
     private readonly loaded: LoadedProgram | undefined,
     private readonly mode: GraphMode,
+    /** A session's sites of the previous checker run, replaced by this run's. */
+    private readonly siteCache?: Map<string, { sites: Site[]; links: DocLink[] }>,
   ) {
     this.modules = new ModuleExports(slices as Map<string, Slice>);
     this.fileSet = new Set(slices.keys());
@@ -326,14 +398,28 @@ class Builder {
     return this.slices.get(rel)?.language ?? fileKind(rel)?.language ?? 'typescript';
   }
 
+  /** Module ids and declaration identities, computed once per file (they are asked for many times). */
+  private readonly modIds = new Map<string, string>();
+  private readonly identities = new Map<string, string[]>();
+
   private modId(rel: string): string {
-    return moduleId(this.langOf(rel), this.pkg.name, logicalModulePath(rel));
+    let id = this.modIds.get(rel);
+    if (id === undefined) {
+      id = moduleId(this.langOf(rel), this.pkg.name, logicalModulePath(rel));
+      this.modIds.set(rel, id);
+    }
+    return id;
   }
 
   private identityOf(rel: string, i: number): string {
-    const s = this.slices.get(rel)!;
-    const d = s.decls[i]!;
-    return identityKey({ language: s.language, package: this.pkg.name, module: logicalModulePath(rel), path: d.path, kind: d.kind });
+    let ids = this.identities.get(rel);
+    if (!ids) {
+      const s = this.slices.get(rel)!;
+      const module = logicalModulePath(rel);
+      ids = s.decls.map((d) => identityKey({ language: s.language, package: this.pkg.name, module, path: d.path, kind: d.kind }));
+      this.identities.set(rel, ids);
+    }
+    return ids[i]!;
   }
 
   private tier(rel: string): Provenance {
@@ -832,14 +918,24 @@ class Builder {
   // ---------------------------------------------------------------- references, calls, JSDoc links
 
   private emitSites(p: LoadedProgram): void {
+    const previous = this.siteCache ? new Map(this.siteCache) : undefined;
+    this.siteCache?.clear();
     for (const rel of [...this.slices.keys()].sort(codePointCompare)) {
       const tier = this.tier(rel);
       if (tier !== 'compiler_checked' && tier !== 'compiler_unchecked') continue;
       const sf = p.program.getSourceFile(join(this.root, rel));
       if (!sf) continue;
-      const own = this.declsOf(sf);
-      if (!own) continue;
-      const { sites, links } = walkSites(p, sf, own, this.declsOf);
+      // A file the compiler's builder does not count as affected by the edits since the previous
+      // program resolves every name as before: its sites are the previous run's.
+      let walked = p.affected && !p.affected.has(sf.fileName) ? previous?.get(sf.fileName) : undefined;
+      if (!walked) {
+        const own = this.declsOf(sf);
+        if (!own) continue;
+        walked = walkSites(p, sf, own, this.declsOf);
+        this.walked++;
+      }
+      this.siteCache?.set(sf.fileName, walked);
+      const { sites, links } = walked;
       const mod = this.modId(rel);
       const lang = this.langOf(rel);
       const ordinals = new Map<string, number>();

@@ -317,26 +317,29 @@ const RANK = new Map<string, number>(KNOWN_KINDS.map((k, i) => [k, i]));
  * records without ids (unknown kinds keep their relative order).
  */
 export function sortRecords<T extends { kind: string; id?: unknown }>(records: T[]): T[] {
-  const rank = (r: T) => RANK.get(r.kind) ?? KNOWN_KINDS.length;
-  return records
-    .map((r, i) => ({ r, i }))
-    .sort((a, b) => {
-      const d = rank(a.r) - rank(b.r);
-      if (d) return d;
-      if (rank(a.r) === KNOWN_KINDS.length) {
-        const k = codePointCompare(a.r.kind, b.r.kind);
-        if (k) return k;
-      }
-      const ida = typeof a.r.id === 'string' ? a.r.id : '';
-      const idb = typeof b.r.id === 'string' ? b.r.id : '';
-      return codePointCompare(ida, idb) || a.i - b.i;
-    })
-    .map((x) => x.r);
+  // Bucket by kind (known kinds in their order, then unknown kinds by name), then sort each bucket by
+  // id; Array.prototype.sort is stable, so records with equal ids keep their relative order.
+  const buckets = new Map<string, T[]>();
+  for (const r of records) {
+    const b = buckets.get(r.kind);
+    if (b) b.push(r);
+    else buckets.set(r.kind, [r]);
+  }
+  const kinds = [...buckets.keys()].sort((a, b) => (RANK.get(a) ?? KNOWN_KINDS.length) - (RANK.get(b) ?? KNOWN_KINDS.length) || codePointCompare(a, b));
+  const idOf = (r: T) => (typeof r.id === 'string' ? r.id : '');
+  const out: T[] = [];
+  for (const k of kinds) {
+    const b = buckets.get(k)!;
+    b.sort((x, y) => codePointCompare(idOf(x), idOf(y)));
+    for (const r of b) out.push(r);
+  }
+  return out;
 }
 
 /** One record per line, `\n`-terminated. */
 export function formatGraph(records: readonly GraphRecord[]): string {
-  let out = '';
-  for (const r of records) out += `${JSON.stringify(r)}\n`;
-  return out;
+  if (!records.length) return '';
+  const lines = new Array<string>(records.length);
+  for (let i = 0; i < records.length; i++) lines[i] = JSON.stringify(records[i]);
+  return `${lines.join('\n')}\n`;
 }

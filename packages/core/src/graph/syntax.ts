@@ -30,7 +30,7 @@ import { extractSlice } from '../facts/extract.js';
 import type { DeclKind, Slice } from '../facts/slice.js';
 import { sha256Hex } from '../digest/hash.js';
 import { identityKey } from '../identity/identity.js';
-import { fileKind } from '../parse/language.js';
+import { fileKind, type Variant } from '../parse/language.js';
 import { contentKey, loadContentMap, SliceResolver } from '../store/lookup.js';
 import type { PackRef } from '../store/pack.js';
 import { buildOutputDirs, listSourceFiles } from '../view/files.js';
@@ -70,6 +70,8 @@ export class ForeignSlices {
     private readonly storeDir: string | null,
     private readonly digestSchema: number,
     private readonly maxFileSize: number,
+    /** Slices by content key kept between exports in one process (a session); filled here. */
+    private readonly memory?: Map<string, Slice>,
   ) {
     this.resolver = storeDir ? new SliceResolver(storeDir, digestSchema) : undefined;
   }
@@ -103,13 +105,22 @@ export class ForeignSlices {
     } catch {
       return null;
     }
+    const hash = sha256Hex(bytes);
+    const key = contentKey(hash, kind.variant);
+    const kept = this.memory?.get(key);
+    if (kept) return kept;
+    const slice = await this.load(bytes, hash, kind.variant);
+    if (slice) this.memory?.set(key, slice);
+    return slice;
+  }
+
+  private async load(bytes: Buffer, hash: string, variant: Variant): Promise<Slice | null> {
     if (this.storeDir && this.resolver) {
       try {
         this.contentMap ??= loadContentMap(this.storeDir, this.digestSchema);
-        const hash = sha256Hex(bytes);
-        const ref = (await this.contentMap).get(contentKey(hash, kind.variant));
+        const ref = (await this.contentMap).get(contentKey(hash, variant));
         if (ref) {
-          const r = await this.resolver.resolve(ref, hash, kind.variant);
+          const r = await this.resolver.resolve(ref, hash, variant);
           if (r.status === 'hit') return r.slice;
         }
       } catch {
@@ -117,7 +128,7 @@ export class ForeignSlices {
       }
     }
     try {
-      return extractSlice(bytes, kind.variant, { digestSchema: this.digestSchema, maxFileSize: this.maxFileSize });
+      return extractSlice(bytes, variant, { digestSchema: this.digestSchema, maxFileSize: this.maxFileSize });
     } catch {
       return null;
     }

@@ -62,6 +62,18 @@ export interface CollectOptions {
    * is decoded.
    */
   memo?: (files: { rel: string; contentHash: string; variant: Variant }[]) => Promise<boolean>;
+  /**
+   * At most this many misses are digested on the calling thread instead of starting a pool (a pool
+   * costs each new thread a compiler load, far more than parsing one edited file). Default 0.
+   */
+  inlineUpTo?: number;
+  /**
+   * Slices already decoded in this process, by content key (store/lookup.ts `contentKey`): a file
+   * whose content is there and matches the view's manifest (or any file, without a store) is taken
+   * from it without reading the store. Afterwards it holds exactly this run's slices (a caller keeps
+   * it between runs of one view).
+   */
+  sliceCache?: Map<string, Slice>;
 }
 
 export interface Collected {
@@ -179,11 +191,17 @@ export async function collectSlices(o: CollectOptions): Promise<Collected> {
     t.catch(() => undefined); // observed by Promise.all below; never an unhandled rejection
     tasks.push(t);
   };
+  const inlineUpTo = o.inlineUpTo ?? 0;
   const flush = (force: boolean) => {
     if (!queue.length) return;
     if (!pool) {
-      // Start our own pool once there is work for every thread, or at the end of the scan.
-      if (!force && queue.length < wanted) return;
+      // Start our own pool once there is work for every thread (and more than is worth doing here),
+      // or at the end of the scan; a few misses at the end are digested on this thread.
+      if (!force && (queue.length < wanted || queue.length <= inlineUpTo)) return;
+      if (force && queue.length <= inlineUpTo && !o.pool && parsed <= inlineUpTo) {
+        inline.push(...queue.splice(0));
+        return;
+      }
       poolThreads = Math.min(wanted, queue.length);
       pool = createDigestPool(poolThreads);
     }
@@ -234,13 +252,26 @@ export async function collectSlices(o: CollectOptions): Promise<Collected> {
         const e: ManifestEntry | undefined = own?.files.get(rel);
         if (e && e.contentHash === contentHash && e.variant === variant) {
           ownHits++;
-          hit(rel, variant, contentHash, own!.packs[e.pack]!);
+          const cached = o.sliceCache?.get(contentKey(contentHash, variant));
+          if (cached && !deferred) {
+            // Decoded earlier in this process, from the pack the manifest names: no store read.
+            slices.set(rel, cached);
+            known.set(rel, { contentHash, variant, pack: own!.packs[e.pack]! });
+            storeHits++;
+            progress();
+          } else hit(rel, variant, contentHash, own!.packs[e.pack]!);
         } else {
           const ref = (await contentMap()).get(contentKey(contentHash, variant));
           if (ref) hit(rel, variant, contentHash, ref);
           else miss(rel, variant);
         }
-      } else miss(rel, variant);
+      } else {
+        const cached = o.sliceCache?.get(contentKey(sha256Hex(data), variant));
+        if (cached) {
+          slices.set(rel, cached);
+          progress();
+        } else miss(rel, variant);
+      }
       // Let the pool receive its first tasks (and load the compiler) while this thread hashes on.
       if (++sinceYield === 64) {
         sinceYield = 0;
@@ -302,6 +333,10 @@ export async function collectSlices(o: CollectOptions): Promise<Collected> {
     }
   }
 
+  if (o.sliceCache) {
+    o.sliceCache.clear();
+    for (const s of slices.values()) o.sliceCache.set(contentKey(s.contentHash, s.variant), s);
+  }
   const workers = o.pool ? Math.min(o.pool.threads, parsed) : poolThreads;
   return { slices, parsed, storeHits, corrupt, workers, bytes };
 

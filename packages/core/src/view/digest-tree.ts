@@ -53,6 +53,10 @@ export interface DigestTreeOptions {
    * reads their imports and exports). Given, the memoised report is not used: slices are decoded.
    */
   onSlices?: (slices: ReadonlyMap<string, Slice>) => void;
+  /** At most this many misses are digested on the calling thread rather than by a new pool (collect.ts). */
+  inlineUpTo?: number;
+  /** Slices decoded earlier in this process, by content key; afterwards this run's (collect.ts). */
+  sliceCache?: Map<string, Slice>;
 }
 
 interface Located {
@@ -123,6 +127,8 @@ export async function digestTree(target: string, options: DigestTreeOptions = {}
     workers: options.pool ? options.pool.threads : options.workers ?? defaultWorkerCount(),
     ...(options.pool ? { pool: options.pool } : {}),
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+    ...(options.inlineUpTo !== undefined ? { inlineUpTo: options.inlineUpTo } : {}),
+    ...(options.sliceCache ? { sliceCache: options.sliceCache } : {}),
     diagnostics,
     ...(storeDir !== null && options.reportMemo !== false && !options.onSlices
       ? {

@@ -1,0 +1,108 @@
+/**
+ * Issue 4 points 3 and 9 — a one-file edit after an export: through the store (another process) only
+ * the edited file is parsed; through a GraphSession (the same process) no unchanged file is parsed or
+ * read from the store, and with the checker only the files the compiler's builder counts as affected
+ * are walked again (the builder learns a file's declaration signature at its first change, so the
+ * first edit of a file also walks its importers). Either way the records are byte-for-byte those of a fresh export of the edited
+ * tree, in tolerant syntax mode and in checked mode, for a body edit and for a signature edit.
+ */
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createGraphSession, exportGraph, graphText, type GraphExportOptions } from '@kiln/core';
+import { GEO, writeTree } from './lib/graph-fixtures.js';
+
+let tmp: string;
+beforeAll(async () => {
+  tmp = await mkdtemp(join(tmpdir(), 'kiln-graph-incremental-'));
+});
+afterAll(() => rm(tmp, { recursive: true, force: true }));
+
+async function fresh(dir: string, opts: GraphExportOptions): Promise<string> {
+  return graphText(await exportGraph(dir, { ...opts, store: false, workers: 0 }));
+}
+
+const edit = async (file: string, from: string, to: string) => {
+  const text = await readFile(file, 'utf8');
+  expect(text).toContain(from);
+  await writeFile(file, text.replace(from, to));
+};
+
+describe('one-file edits', () => {
+  it('through the store: the next export parses only the edited file', async () => {
+    const dir = await writeTree(join(tmp, 'store'), GEO);
+    const store = join(tmp, 'store-dir');
+    const first = await exportGraph(dir, { mode: 'allow-errors', syntax: true, store, workers: 1 });
+    expect(first.stats).toMatchObject({ files: 6, parsed: 6 });
+    await edit(join(dir, 'src/math.ts'), 'return n * 3;', 'return n * 3 + 0;');
+    const next = await exportGraph(dir, { mode: 'allow-errors', syntax: true, store, workers: 1 });
+    expect(next.stats).toMatchObject({ files: 6, parsed: 1 });
+    expect(graphText(next)).toBe(await fresh(dir, { mode: 'allow-errors', syntax: true }));
+  });
+
+  it('tolerant from syntax, in a session: one file parsed, nothing else read again; the records of a fresh export', async () => {
+    const dir = await writeTree(join(tmp, 'syntax'), GEO);
+    const session = createGraphSession();
+    const opts: GraphExportOptions = { mode: 'allow-errors', syntax: true, store: join(tmp, 'syntax-store'), workers: 0, session };
+    expect(graphText(await exportGraph(dir, opts))).toBe(await fresh(dir, { mode: 'allow-errors', syntax: true }));
+    await edit(join(dir, 'src/math.ts'), 'return n * 2;', 'return n * 2 + triple(0);');
+    const r = await exportGraph(dir, opts);
+    expect(r.stats).toMatchObject({ parsed: 1, walked: 0 });
+    expect(graphText(r)).toBe(await fresh(dir, { mode: 'allow-errors', syntax: true }));
+    // The new mention is there.
+    expect(r.records.some((x) => x.kind === 'references' && x.from.endsWith('/math#double:function') && x.to.endsWith('/math#triple:function'))).toBe(true);
+    // Without a store too.
+    await edit(join(dir, 'src/types.ts'), 'name: string;', 'name: string;\n  tag?: string;');
+    const noStore = await exportGraph(dir, { ...opts, store: false });
+    expect(noStore.stats).toMatchObject({ parsed: 1 });
+    expect(graphText(noStore)).toBe(await fresh(dir, { mode: 'allow-errors', syntax: true }));
+  });
+
+  it('checked, in a session: a body edit walks only the edited file, a signature edit its dependents too; the records of a fresh export', async () => {
+    const dir = join(tmp, 'checked');
+    await cp(await writeTree(join(tmp, 'checked-src'), GEO), dir, { recursive: true });
+    const session = createGraphSession();
+    const opts: GraphExportOptions = { store: false, workers: 0, session };
+    const first = await exportGraph(dir, opts);
+    expect(first.ok).toBe(true);
+    expect(first.stats!.walked).toBe(4); // the four files of the program (src/*.ts)
+    expect(graphText(first)).toBe(await fresh(dir, {}));
+
+    // The first change of math.ts: its importers are walked too (see above).
+    await edit(join(dir, 'src/math.ts'), 'return n * 3;', 'return n * 3 + 0;');
+    const once = await exportGraph(dir, opts);
+    expect(once.stats).toMatchObject({ parsed: 1 });
+    expect(graphText(once)).toBe(await fresh(dir, {}));
+    await edit(join(dir, 'src/math.ts'), 'return n * 3 + 0;', 'return n * 3 + double(0);');
+    const body = await exportGraph(dir, opts);
+    expect(body.stats).toMatchObject({ parsed: 1, walked: 1 });
+    expect(graphText(body)).toBe(await fresh(dir, {}));
+    expect(body.records.some((x) => x.kind === 'calls' && x.from.endsWith('/math#triple:function') && x.to.endsWith('/math#double:function'))).toBe(true);
+
+    // A changed signature: the files importing math are checked and walked again.
+    await edit(join(dir, 'src/math.ts'), 'export function double(n: number): number {', 'export function double(n: number, by = 2): number {');
+    const sig = await exportGraph(dir, opts);
+    expect(sig.stats!.walked).toBeGreaterThan(1);
+    expect(graphText(sig)).toBe(await fresh(dir, {}));
+
+    // A type error in a session: checked mode refuses, as without one; fixed, the same graph again.
+    await edit(join(dir, 'src/math.ts'), 'return n * 3 + double(0);', "return n * 3 + double('0');");
+    expect((await exportGraph(dir, opts)).ok).toBe(false);
+    await edit(join(dir, 'src/math.ts'), "return n * 3 + double('0');", 'return n * 3 + double(0);');
+    expect(graphText(await exportGraph(dir, opts))).toBe(graphText(sig));
+  });
+
+  it('tolerant with the checker, in a session: the records of a fresh export after an edit', async () => {
+    const dir = await writeTree(join(tmp, 'tolerant'), GEO);
+    const session = createGraphSession();
+    const opts: GraphExportOptions = { mode: 'allow-errors', store: false, workers: 0, session };
+    await exportGraph(dir, opts);
+    await edit(join(dir, 'src/shapes.ts'), 'return new Circle(1);', 'return new Circle(2);');
+    expect(graphText(await exportGraph(dir, opts))).toBe(await fresh(dir, { mode: 'allow-errors' }));
+    await edit(join(dir, 'src/shapes.ts'), 'return new Circle(2);', 'return new Circle(3);');
+    const r = await exportGraph(dir, opts);
+    expect(r.stats).toMatchObject({ parsed: 1, walked: 1 });
+    expect(graphText(r)).toBe(await fresh(dir, { mode: 'allow-errors' }));
+  });
+});
