@@ -48,6 +48,7 @@ import { identityKey } from '../identity/identity.js';
 import { fileKind, logicalModulePath, type Language } from '../parse/language.js';
 import { digestTree } from '../view/digest-tree.js';
 import { defaultStoreDir } from '../store/format.js';
+import { defaultWorkerCount, type DigestPool } from '../pool/pool.js';
 import { DEFAULT_MAX_FILE_SIZE } from '../parse/decode.js';
 import { buildOutputDirs } from '../view/files.js';
 import { readPackageInfo, type PackageInfo } from '../view/package.js';
@@ -104,6 +105,8 @@ export interface GraphExportOptions {
   store?: string | false;
   /** Worker threads for extraction (as `digestTree`); 0 extracts on the calling thread. */
   workers?: number;
+  /** A worker pool owned by the caller, shared by several exports (as `digestTree`; not closed here). */
+  pool?: DigestPool;
   maxFileSize?: number;
   /**
    * Keep what this process learnt for the next export of the same package (see GraphSession): the
@@ -131,7 +134,7 @@ export class GraphSession {
   stateOf(key: string): SessionState {
     let st = this.states.get(key);
     if (!st) {
-      st = { slices: new Map(), foreign: new Map(), program: { files: new Map() }, sites: new Map(), stamp: '' };
+      st = { slices: new Map(), foreign: new Map(), program: { files: new Map() }, sites: new Map(), stamp: '', workspace: {} };
       this.states.set(key, st);
     }
     return st;
@@ -153,6 +156,8 @@ export interface SessionState {
   sites: Map<string, { sites: Site[]; links: DocLink[] }>;
   /** What the cached sites were computed for (package name and file list): otherwise they are dropped. */
   stamp: string;
+  /** The workspace's packages by name, with the stamp of the files they were read from. */
+  workspace: { value?: { stamp: string; roots: string[]; map: WorkspaceMap } };
 }
 
 /** Misses digested on the calling thread rather than by a new pool (an edit or two after a previous export). */
@@ -171,7 +176,27 @@ export interface GraphExportResult {
    * from the store or a session), and with the checker how many were walked for references and calls
    * (the rest reused from a session's previous run).
    */
-  stats?: { files: number; parsed: number; walked: number };
+  stats?: { files: number; parsed: number; walked: number; phases: GraphExportPhases };
+}
+
+/**
+ * Where an export's wall time went, in ms (phases overlap nothing except `digest`, which runs while the
+ * tsconfig is read and the program built and checked): `digest` the slices (read, hash, store, parse,
+ * report assembly) as far as they were not ready when the program was; `config` reading the tsconfig;
+ * `program` building it; `check` its diagnostics; `build` files, declarations, exports and — with the
+ * checker — reference and call sites; `workspace` finding workspace packages; `imports` resolving
+ * imports; `references` syntax references; `finish` sorting and the header.
+ */
+export interface GraphExportPhases {
+  digest: number;
+  config: number;
+  program: number;
+  check: number;
+  build: number;
+  workspace: number;
+  imports: number;
+  references: number;
+  finish: number;
 }
 
 /** The JSONL text of an export (empty when it failed). */
@@ -196,6 +221,13 @@ interface TsDiag {
 
 export async function exportGraph(packageDir: string, options: GraphExportOptions = {}): Promise<GraphExportResult> {
   const mode: GraphMode = options.mode ?? 'checked';
+  const phases: GraphExportPhases = { digest: 0, config: 0, program: 0, check: 0, build: 0, workspace: 0, imports: 0, references: 0, finish: 0 };
+  let lap = performance.now();
+  const done = (phase: keyof GraphExportPhases) => {
+    const now = performance.now();
+    phases[phase] += now - lap;
+    lap = now;
+  };
   if (mode === 'checked' && options.syntax) {
     throw new KilnError(diagnostic('KILN_USAGE', 'a graph from syntax alone is a tolerant export: it needs mode allow-errors', { producer: PRODUCER }));
   }
@@ -220,9 +252,12 @@ export async function exportGraph(packageDir: string, options: GraphExportOption
   const digesting = digestTree(root, {
     ...(options.store !== undefined ? { store: options.store } : {}),
     ...(options.workers !== undefined ? { workers: options.workers } : {}),
+    ...(options.pool ? { pool: options.pool } : {}),
     ...(options.maxFileSize !== undefined ? { maxFileSize: options.maxFileSize } : {}),
     reportMemo: false,
-    inlineUpTo: INLINE_MISSES,
+    // On two cores a fresh pool (each thread loads the compiler and warms its JIT) costs more than
+    // parsing on this thread, which a syntax export leaves idle (measured: tools/bench-graph.mjs).
+    inlineUpTo: !useChecker && options.workers === undefined && !options.pool && defaultWorkerCount() <= 2 ? Number.MAX_SAFE_INTEGER : INLINE_MISSES,
     ...(state ? { sliceCache: state.slices } : {}),
     onProgress: () => working(),
     onSlices: (s) => {
@@ -231,6 +266,7 @@ export async function exportGraph(packageDir: string, options: GraphExportOption
   });
   digesting.catch(() => undefined); // awaited below; never an unhandled rejection meanwhile
   await Promise.race([poolBusy, digesting.then(() => undefined, () => undefined)]);
+  done('digest');
 
   // ---- the tsconfig, and the program when the checker is wanted
   const load = loadConfig(root, options.tsConfig);
@@ -239,6 +275,7 @@ export async function exportGraph(packageDir: string, options: GraphExportOption
     throw new KilnError(diagnostic('KILN_TSCONFIG_NOT_FOUND', `no ${options.tsConfig} in ${toPosix(relative(process.cwd(), root)) || '.'}`, { producer: PRODUCER }));
   }
   const config = load.status === 'ok' ? load.config : undefined;
+  done('config');
   const configDiags: TsDiag[] = [];
   if (load.status === 'invalid') {
     for (const e of load.errors) configDiags.push(tsDiag(load.ts, e, 'KILN_TSCONFIG_INVALID', root, sanitize));
@@ -252,6 +289,7 @@ export async function exportGraph(packageDir: string, options: GraphExportOption
     let raw: readonly TS.Diagnostic[];
     try {
       loaded = buildProgram(config, state?.program);
+      done('program');
       raw = checkProgram(loaded);
     } catch (e) {
       throw new KilnError(diagnostic('KILN_BUILD_COMPILER_FAILED', `the compiler failed checking the program: ${sanitize((e as Error).message)}`, { producer: PRODUCER }));
@@ -261,11 +299,12 @@ export async function exportGraph(packageDir: string, options: GraphExportOption
       tsDiags.push(tsDiag(loaded.ts, d, d.category === loaded.ts.DiagnosticCategory.Error ? 'KILN_TYPESCRIPT_ERROR' : 'KILN_TYPESCRIPT_WARNING', root, sanitize));
     }
   }
+  done('check');
   const errors = [...configDiags, ...tsDiags].filter((d) => d.severity === 'error');
   const report = await digesting;
   const people: Diagnostic[] = [...report.diagnostics];
-  const pkg = await readPackageInfo(root);
-  const outDirs = await buildOutputDirs(root);
+  const [pkg, outDirs] = await Promise.all([readPackageInfo(root), buildOutputDirs(root)]);
+  done('digest');
 
   if (mode === 'checked' && (!loaded || errors.length)) {
     const why = load.status === 'not-found'
@@ -288,15 +327,21 @@ export async function exportGraph(packageDir: string, options: GraphExportOption
   }
   const b = new Builder(root, pkg, slices, report.files, outDirs, config, loaded, mode, sites);
   b.build(report, [...configDiags, ...tsDiags], load, unchecked);
+  done('build');
   people.push(...[...configDiags, ...tsDiags].map(toDiagnostic));
   if (unchecked) people.push(diagnostic('KILN_GRAPH_UNCHECKED', unchecked, { producer: PRODUCER }));
-  await b.resolveWorkspace();
+  await b.resolveWorkspace(state?.workspace);
+  done('workspace');
   b.emitImports();
+  done('imports');
   if (!loaded) {
     await b.emitSyntaxReferences(new ForeignSlices(b.locator, storeDir, DIGEST_SCHEMA, options.maxFileSize ?? DEFAULT_MAX_FILE_SIZE, state?.foreign));
   }
+  done('references');
   const records = b.finish();
-  return { ok: true, mode, records, diagnostics: people, stats: { files: report.stats.files, parsed: report.stats.parsed, walked: b.walked } };
+  done('finish');
+  for (const k of Object.keys(phases) as (keyof GraphExportPhases)[]) phases[k] = Math.round(phases[k] * 10) / 10;
+  return { ok: true, mode, records, diagnostics: people, stats: { files: report.stats.files, parsed: report.stats.parsed, walked: b.walked, phases } };
 }
 
 /** Why no checker ran (the KILN_GRAPH_UNCHECKED message). */
@@ -371,7 +416,7 @@ class Builder {
   private readonly fileSet: Set<string>;
   private readonly pkgId: string;
   private readonly manifests: { path: string; content_hash: string }[] = [];
-  private workspace = new Map<string, { root: string; info: PackageInfo; outDirs: string[] }>();
+  private workspace: WorkspaceMap = new Map();
   private readonly pendingImports: PendingImport[] = [];
   private header!: Omit<HeaderRecord, 'snapshot' | 'counts' | 'languages' | 'degraded'>;
 
@@ -449,7 +494,15 @@ class Builder {
   }
 
   /** Where a resolved file belongs: a module of this package first, else wherever the locator says. */
+  private readonly places = new Map<string, ReturnType<Builder['placeOfUncached']>>();
   private placeOf(absFile: string): { external: boolean; moduleId: string; package: string } | undefined {
+    if (this.places.has(absFile)) return this.places.get(absFile);
+    const p = this.placeOfUncached(absFile);
+    this.places.set(absFile, p);
+    return p;
+  }
+
+  private placeOfUncached(absFile: string): { external: boolean; moduleId: string; package: string } | undefined {
     const rel = toPosix(relative(this.root, absFile));
     if (!rel.startsWith('../') && this.slices.has(rel)) return { external: false, moduleId: this.modId(rel), package: this.pkg.name };
     const p = this.locator.place(absFile);
@@ -793,9 +846,17 @@ class Builder {
     }
   }
 
-  /** Workspace packages by name, for bare specifiers kiln resolves itself. */
-  async resolveWorkspace(): Promise<void> {
+  /**
+   * Workspace packages by name, for bare specifiers kiln resolves itself. With a session's memo, the
+   * previous answer is kept while every file it was read from (and the directories packages are
+   * listed in) has the same size and modification time.
+   */
+  async resolveWorkspace(memo?: SessionState['workspace']): Promise<void> {
     const wsRoot = findWorkspaceRoot(this.root);
+    if (memo?.value && memo.value.stamp === workspaceStamp(wsRoot, memo.value.roots)) {
+      this.workspace = memo.value.map;
+      return;
+    }
     const roots: string[] = [];
     if (wsRoot) {
       try {
@@ -806,11 +867,14 @@ class Builder {
       }
     }
     roots.push(this.root);
+    // Stamped before the manifests are read: a change while they are read makes the next run read again.
+    const stamp = memo ? workspaceStamp(wsRoot, roots) : '';
     for (const r of roots) {
       const info = await readPackageInfo(r);
       if (!info.found || info.invalid) continue;
       if (!this.workspace.has(info.name)) this.workspace.set(info.name, { root: r, info, outDirs: await buildOutputDirs(r) });
     }
+    if (memo) memo.value = { stamp, roots, map: this.workspace };
   }
 
   private kilnResolve(rel: string, specifier: string): string | undefined {
@@ -819,16 +883,46 @@ class Builder {
       if (hit) return join(this.root, hit);
       const abs = resolve(this.root, dirname(rel), specifier);
       const base = dirname(abs);
-      const found = resolveInTree(posix.basename(toPosix(abs)), existsIn(base));
+      const found = resolveInTree(posix.basename(toPosix(abs)), this.existsIn(base));
       return found ? join(base, found) : undefined;
     }
     if (specifier.startsWith('#') || specifier.startsWith('node:')) return undefined;
+    // A bare specifier means the same file from every importer.
+    if (this.bare.has(specifier)) return this.bare.get(specifier);
+    const found = this.kilnResolveBare(specifier);
+    this.bare.set(specifier, found);
+    return found;
+  }
+
+  private readonly bare = new Map<string, string | undefined>();
+  private readonly isFile = new Map<string, boolean>();
+
+  /** A set-like view of the files under a directory (stat once per path and export), for resolveInTree. */
+  private existsIn(dir: string): ReadonlySet<string> {
+    return {
+      has: (p: string) => {
+        const abs = join(dir, p);
+        let v = this.isFile.get(abs);
+        if (v === undefined) {
+          try {
+            v = statSync(abs).isFile();
+          } catch {
+            v = false;
+          }
+          this.isFile.set(abs, v);
+        }
+        return v;
+      },
+    } as ReadonlySet<string>;
+  }
+
+  private kilnResolveBare(specifier: string): string | undefined {
     const name = packageOfSpecifier(specifier);
     const ws = this.workspace.get(name);
     if (!ws) return undefined;
     const sub = `.${specifier.slice(name.length)}`;
     const entry = ws.info.entries.find((e) => e.subpath === sub);
-    const inTree = existsIn(ws.root);
+    const inTree = this.existsIn(ws.root);
     if (entry) {
       for (const t of entry.targets) {
         const f = resolveManifestTarget(t, inTree, ws.outDirs);
@@ -1129,6 +1223,27 @@ class Builder {
   }
 }
 
+type WorkspaceMap = Map<string, { root: string; info: PackageInfo; outDirs: string[] }>;
+
+/** Size and modification time of every file a workspace map is read from, and of the directories holding the packages. */
+function workspaceStamp(wsRoot: string | undefined, roots: string[]): string {
+  const paths: string[] = [];
+  if (wsRoot) paths.push(join(wsRoot, 'package.json'), join(wsRoot, 'pnpm-workspace.yaml'), join(wsRoot, 'nx.json'));
+  for (const r of roots) {
+    paths.push(dirname(r), join(r, 'package.json'), join(r, 'tsconfig.json'), join(r, 'tsconfig.lib.json'), join(r, 'tsconfig.build.json'));
+  }
+  return paths
+    .map((p) => {
+      try {
+        const st = statSync(p);
+        return `${st.mtimeMs}:${st.size}`;
+      } catch {
+        return '-';
+      }
+    })
+    .join('|');
+}
+
 function readBytes(path: string): Buffer | undefined {
   try {
     return readFileSync(path);
@@ -1137,15 +1252,3 @@ function readBytes(path: string): Buffer | undefined {
   }
 }
 
-/** A set-like view of the files under a directory, for resolveInTree / resolveManifestTarget. */
-function existsIn(dir: string): ReadonlySet<string> {
-  return {
-    has: (p: string) => {
-      try {
-        return statSync(join(dir, p)).isFile();
-      } catch {
-        return false;
-      }
-    },
-  } as ReadonlySet<string>;
-}
