@@ -20,7 +20,7 @@
  * the same store again. In-process rows run in one process after a warm-up export (JIT steady state).
  *
  * Usage: node tools/bench-graph.mjs [--repo GIT_DIR] [--ref REV] [--packages a,b] [--reps N]
- *          [--worktrees N] [--edit PKG:FILE] [--no-checker] [--workers N] [--json FILE] [--keep]
+ *          [--edit-reps N] [--worktrees N] [--edit PKG:FILE] [--no-checker] [--workers N] [--json FILE] [--keep]
  * Corpus: a git directory of trpc (bare is fine): --repo, else $KILN_BENCH_REPO, else the mirror the
  * `fetch` tool makes (/work/.mirror/trpc+trpc/repo). It is cloned (objects shared) into a temporary
  * directory and checked out as worktrees there; nothing of it is written into this repository.
@@ -40,7 +40,7 @@ const builtDist = join(repoRoot, 'packages/core/dist');
 const MIRROR = '/work/.mirror/trpc+trpc/repo';
 
 const HELP = `usage: node tools/bench-graph.mjs [--repo GIT_DIR] [--ref REV] [--packages a,b] [--reps N]
-                                 [--worktrees N] [--edit PKG:FILE] [--no-checker] [--workers N]
+                                 [--edit-reps N] [--worktrees N] [--edit PKG:FILE] [--no-checker] [--workers N]
                                  [--json FILE] [--keep]
 
   --repo DIR       git directory of trpc (bare is fine); default $KILN_BENCH_REPO, else ${MIRROR}
@@ -48,6 +48,7 @@ const HELP = `usage: node tools/bench-graph.mjs [--repo GIT_DIR] [--ref REV] [--
   --packages LIST  packages/<name> to export, comma-separated; default every packages/* with a
                    package.json and a tsconfig (server first: the others import it)
   --reps N         timed repetitions of every measurement; medians are reported (default 3)
+  --edit-reps N    timed repetitions of each one-file edit (default 10; an edit takes ~0.1–4 s)
   --worktrees N    worktrees for the store-size comparison (default 5; the baseline is 1)
   --edit PKG:FILE  the file the one-file edit changes (default server:src/unstable-core-do-not-import/utils.ts)
   --no-checker     skip the checker rows (they take minutes on 2 cores)
@@ -65,6 +66,7 @@ try {
       ref: { type: 'string', default: 'HEAD' },
       packages: { type: 'string' },
       reps: { type: 'string', default: '3' },
+      'edit-reps': { type: 'string', default: '10' },
       worktrees: { type: 'string', default: '5' },
       edit: { type: 'string', default: 'server:src/unstable-core-do-not-import/utils.ts' },
       'no-checker': { type: 'boolean', default: false },
@@ -92,6 +94,7 @@ const int = (name, min) => {
   return v;
 };
 const REPS = int('reps', 1);
+const EDIT_REPS = int('edit-reps', 1);
 const WORKTREES = int('worktrees', 2);
 const WORKERS = args.workers === undefined ? undefined : int('workers', 0);
 const [EDIT_PKG, EDIT_FILE] = args.edit.includes(':') ? [args.edit.slice(0, args.edit.indexOf(':')), args.edit.slice(args.edit.indexOf(':') + 1)] : [undefined, undefined];
@@ -268,7 +271,7 @@ try {
   results.corpus.loc = LOC;
   results.corpus.files = FILES;
   print(`corpus: trpc ${sha.slice(0, 12)} (${commitDate}) from ${repo}; packages ${packages.join(', ')}: ${FILES} files, ${LOC} LOC (non-blank lines)`);
-  print(`method: medians of ${REPS} reps [min–max]; in-process rows after a warm-up export; "cold" = empty slice store, one per rep, packages exported in order; cpu = process CPU time, all threads`);
+  print(`method: medians of ${REPS} reps (one-file edits: ${EDIT_REPS}) [min–max]; in-process rows after a warm-up export; "cold" = empty slice store, one per rep, packages exported in order; cpu = process CPU time, all threads`);
   print();
 
   // ---- 1. tolerant from syntax
@@ -309,15 +312,16 @@ try {
     const t = performance.now();
     const c = cpuNow();
     const r = await core.exportGraph(editDir, withWorkers(opts));
+    const records = performance.now() - t;
     core.graphText(r);
-    return { wall: performance.now() - t, cpu: cpuNow() - c, parsed: r.stats?.parsed, walked: r.stats?.walked, phases: r.stats?.phases };
+    return { wall: performance.now() - t, records, cpu: cpuNow() - c, parsed: r.stats?.parsed, walked: r.stats?.walked, phases: r.stats?.phases };
   };
   {
     const store = freshStore();
     const session = core.createGraphSession();
     await core.exportGraph(editDir, withWorkers({ ...MODES.syntax, store, session }));
     await core.exportGraph(editDir, withWorkers({ ...MODES.syntax, store, session }));
-    for (let r = 0; r < REPS; r++) {
+    for (let r = 0; r < EDIT_REPS; r++) {
       progress('.');
       const undo = await editFile(main, 'body');
       edits.syntaxSession.push(await timeOne({ ...MODES.syntax, store, session }));
@@ -340,7 +344,7 @@ try {
     await core.exportGraph(editDir, withWorkers({ ...MODES.checker, store: false, session }));
     await undo0();
     await core.exportGraph(editDir, withWorkers({ ...MODES.checker, store: false, session }));
-    for (let r = 0; r < REPS; r++) {
+    for (let r = 0; r < EDIT_REPS; r++) {
       progress('c');
       const undo = await editFile(main, 'body');
       edits.checkerBody.push(await timeOne({ ...MODES.checker, store: false, session }));
@@ -412,7 +416,8 @@ try {
     rows.push([`checked (strict): refused ${failed.length} of ${packages.length} packages`, '', '', '', '', '', '', 'no node_modules in a bare checkout: imports of dependencies do not resolve', '', '']);
     R.strict = { refused: failed, accepted: okPkgs };
   }
-  const st = (xs) => `parsed ${median(xs.map((x) => x.parsed ?? 0))}${xs[0]?.walked ? `, walked ${median(xs.map((x) => x.walked))}` : ''}`;
+  const st = (xs) =>
+    `parsed ${median(xs.map((x) => x.parsed ?? 0))}${xs[0]?.walked ? `, walked ${median(xs.map((x) => x.walked))}` : ''}${xs[0]?.records !== undefined ? `; records ready at ${fmt(median(xs.map((x) => x.records)))} ms, the rest is JSONL` : ''}`;
   const editLabel = `${EDIT_PKG}/${EDIT_FILE}`;
   R.editSyntaxSession = msRow(`one-file edit, syntax, session (${EDIT_PKG}: ${size[EDIT_PKG].files} files)`, edits.syntaxSession, '≤ 100 ms', 100, st(edits.syntaxSession));
   R.editSyntaxStore = msRow('one-file edit, syntax, store only, in process', edits.syntaxStore, '≤ 100 ms', 100, st(edits.syntaxStore));
