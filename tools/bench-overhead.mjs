@@ -10,7 +10,9 @@
  *   plain  the same executor (`@kiln/nx:build`, so a build is the same work) declared in each
  *          package.json (`nx.targets.build`), with the usual `production` / `^production` inputs from
  *          nx.json targetDefaults: Nx hashes the files.
- * Both are built once; then fully cached `nx run-many -t build` runs are timed side by side, interleaved
+ *   floor  plain, plus a no-op Nx plugin (its createNodesV2 answers `{}` for every package.json): what any
+ *          plugin costs by itself — Nx 24 starts one more worker process per project-graph build for it.
+ * All are built once; then fully cached `nx run-many -t build` runs are timed side by side, interleaved
  * (A B, B A, …), with the daemon off (the default here) and, if it starts, on. Every timed run must be
  * 100 % local cache hits, or the benchmark fails. With the daemon off, a third column runs kiln with its
  * graph memo deleted before each run (createNodes computes every key: the first command after an edit). Also: keying the whole workspace cold (empty kiln store)
@@ -281,7 +283,19 @@ try {
   const envAll = { KILN_STORE: store };
   const plain = await createWorkspace(template, { message: 'plain nx' });
   const kiln = await createWorkspace(template, { message: 'generated', prepare: (w) => w.removePackageNxConfig() });
-  workspaces.push(plain, kiln);
+  // The no-op plugin is an installed package, as kiln is (a local plugin path costs Nx an extra pass
+  // over the workspace to resolve it).
+  const NOOP = 'kiln-bench-noop-plugin';
+  const floor = await createWorkspace(template, {
+    message: 'plain nx + a no-op plugin',
+    prepare: async (w) => {
+      const nx = await w.readJson('nx.json');
+      await w.writeJson('nx.json', { ...nx, plugins: [...(nx.plugins ?? []), NOOP] });
+    },
+  });
+  await floor.writeJson(`node_modules/${NOOP}/package.json`, { name: NOOP, version: '0.0.0', main: 'index.js' });
+  await floor.write(`node_modules/${NOOP}/index.js`, "exports.createNodesV2 = ['**/package.json', async (files) => files.map((f) => [f, {}])];\n");
+  workspaces.push(plain, kiln, floor);
   await kiln.runNx(['g', '@kiln/nx:init', '--no-interactive'], { env: envAll });
   const nxJson = await kiln.readJson('nx.json');
   if (!nxJson.plugins?.includes('@kiln/nx')) throw new Error('the init generator did not register @kiln/nx');
@@ -289,6 +303,7 @@ try {
   const variants = [
     { name: 'plain', ws: plain, env: envAll },
     { name: 'kiln', ws: kiln, env: envAll },
+    { name: 'floor', ws: floor, env: envAll },
   ];
   // kiln with its graph memo removed before each run: every graph build computes the keys (from the warm
   // store), as the first nx command after any edit does.
@@ -300,7 +315,7 @@ try {
     const m = existsSync(memoFile) ? JSON.parse(await readFile(memoFile, 'utf8')) : null;
     memoAtStart.push(Boolean(m?.fingerprint));
   };
-  log(`workspaces: plain ${plain.root}\n            kiln  ${kiln.root}   (kiln store ${store})`);
+  log(`workspaces: plain ${plain.root}\n            kiln  ${kiln.root}   (kiln store ${store})\n            floor ${floor.root}`);
 
   // 2. Build both fully once (every task executes), then check both really are keyed as intended.
   const firstBuild = {};
@@ -319,7 +334,7 @@ try {
   if (!kt.options?.kilnKey || kt.inputs?.length !== 0) throw new Error(`kiln's target is not keyed by kiln: ${JSON.stringify(kt)}`);
   if (pt.options?.kilnKey || JSON.stringify(pt.inputs) !== JSON.stringify(['production', '^production'])) throw new Error(`plain target: ${JSON.stringify(pt)}`);
   log(`targets: both '@kiln/nx:build'; plain inputs ${JSON.stringify(pt.inputs)}; kiln inputs [] + options.kilnKey (${kt.options.kilnKey})`);
-  log(`first full build (all ${LIBS} tasks execute, parallel 3): plain ${ms(firstBuild.plain)} ms, kiln ${ms(firstBuild.kiln)} ms (not compared: compile-bound and load-sensitive)`);
+  log(`first full build (all ${LIBS} tasks execute, parallel 3): plain ${ms(firstBuild.plain)} ms, kiln ${ms(firstBuild.kiln)} ms, floor ${ms(firstBuild.floor)} ms (not compared: compile-bound and load-sensitive)`);
 
   // 3. Fully cached runs, daemon off (NX_DAEMON=false from the harness).
   progress('warm-up cached runs (daemon off)');
@@ -405,19 +420,23 @@ try {
   log(`   median [min–max] over ${REPS} interleaved reps per cell; ratio = median / median plain (in parentheses: median of the paired per-rep ratios)`);
   log();
   const cell = (xs) => stat(xs).padEnd(24);
-  const ratio = (t, name) => `${(median(t[name]) / median(t.plain)).toFixed(2)}× (${median(t[name].map((k, i) => k / t.plain[i])).toFixed(2)}×)`.padEnd(15);
-  log('| mode                 | plain Nx (production)    | kiln (memo hit)          | kiln / plain    | kiln, keys recomputed *  | recomputed / plain | load avg  |');
-  log('|----------------------|--------------------------|--------------------------|-----------------|--------------------------|--------------------|-----------|');
+  const ratio = (t, name, base = 'plain') => `${(median(t[name]) / median(t[base])).toFixed(2)}× (${median(t[name].map((k, i) => k / t[base][i])).toFixed(2)}×)`.padEnd(15);
+  log('| mode                 | plain Nx (production)    | kiln (memo hit)          | kiln / plain    | kiln, keys recomputed *  | recomputed / plain | plain + no-op plugin **  | floor / plain   | kiln / floor    | load avg  |');
+  log('|----------------------|--------------------------|--------------------------|-----------------|--------------------------|--------------------|--------------------------|-----------------|-----------------|-----------|');
   const loads = (m) => `${Math.min(...m.loads).toFixed(1)}–${Math.max(...m.loads).toFixed(1)}`.padEnd(9);
-  log(`| daemon off (default) | ${cell(off.times.plain)} | ${cell(off.times.kiln)} | ${ratio(off.times, 'kiln')} | ${cell(off.times.kilnNoMemo)} | ${ratio(off.times, 'kilnNoMemo').padEnd(18)} | ${loads(off)} |`);
-  if (on) log(`| NX_DAEMON=true       | ${cell(on.times.plain)} | ${cell(on.times.kiln)} | ${ratio(on.times, 'kiln')} | ${'—'.padEnd(24)} | ${'—'.padEnd(18)} | ${loads(on)} |`);
+  log(`| daemon off (default) | ${cell(off.times.plain)} | ${cell(off.times.kiln)} | ${ratio(off.times, 'kiln')} | ${cell(off.times.kilnNoMemo)} | ${ratio(off.times, 'kilnNoMemo').padEnd(18)} | ${cell(off.times.floor)} | ${ratio(off.times, 'floor')} | ${ratio(off.times, 'kiln', 'floor')} | ${loads(off)} |`);
+  if (on) log(`| NX_DAEMON=true       | ${cell(on.times.plain)} | ${cell(on.times.kiln)} | ${ratio(on.times, 'kiln')} | ${'—'.padEnd(24)} | ${'—'.padEnd(18)} | ${cell(on.times.floor)} | ${ratio(on.times, 'floor')} | ${ratio(on.times, 'kiln', 'floor')} | ${loads(on)} |`);
   log();
   log('* kiln, keys recomputed: the graph memo (node_modules/.cache/kiln/graph-memo.json) deleted before each run, so createNodes');
   log('  computes every key from the warm store: what the first nx command after any edit pays, and what every run paid before the memo.');
+  log('** plain + no-op plugin: the plain workspace with one more Nx plugin whose createNodesV2 does nothing — the floor for any');
+  log('   plugin, since Nx 24 starts a worker process for each plugin on every project-graph build (daemon off) and the machine has');
+  log(`   ${os.availableParallelism()} CPUs for them all. kiln / floor is what kiln itself adds.`);
   log(`kiln graph memo before the timed runs: ${memoState ? (memoState.fingerprint ? `valid (leaves out ${memoState.skip.length} output dirs)` : 'present, not yet valid') : 'absent'}; timed kiln runs that started with a valid memo: ${memoAtStart.filter(Boolean).length}/${memoAtStart.length}`);
   const ratioOf = (t) => median(t.kiln) / median(t.plain);
   const verdict = (r) => `${r <= 1.05 ? 'meets the stretch target (≤ 1.05×)' : r <= 1.2 ? 'meets the target (≤ 1.2×), misses the stretch (1.05×)' : 'MISSES the target (≤ 1.2×)'}`;
   log(`daemon off: ${verdict(ratioOf(off.times))}; kiln − plain = ${ms(median(off.times.kiln) - median(off.times.plain))} ms per invocation (keys recomputed: ${ms(median(off.times.kilnNoMemo) - median(off.times.plain))} ms)`);
+  log(`daemon off: kiln − floor = ${ms(median(off.times.kiln) - median(off.times.floor))} ms per invocation (a no-op plugin alone: floor − plain = ${ms(median(off.times.floor) - median(off.times.plain))} ms)`);
   if (on) log(`daemon on:  ${verdict(ratioOf(on.times))}; kiln − plain = ${ms(median(on.times.kiln) - median(on.times.plain))} ms per invocation`);
   if (daemonNote) log(daemonNote);
   log();

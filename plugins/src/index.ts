@@ -5,14 +5,27 @@
  * the key reaches the task hash with no custom hasher; `inputs: []` keeps raw source bytes out of it.
  * `createDependencies` adds the workspace edges kiln resolved from imports.
  *
- * Thin: all knowledge lives in @kiln/core. createNodes runs on every project-graph build, so the work
- * is the warm path of the store (hash files, look slices up) and results are memoised per process.
+ * Thin: all knowledge lives in @kiln/core. What is here is about cost. Nx 24 runs the plugin in a worker
+ * process that it starts for each project-graph build and stops after it (daemon or not), so:
+ *   - createDependencies uses the keys its own graph build's createNodes computed (no second keying);
+ *   - across graph builds, the createNodes answer is memoised on disk (`graph-memo.json` beside kiln's
+ *     key records), valid while a stat snapshot of everything a key can read is unchanged — the
+ *     workspace walk, plus every path outside it that the computation was seen to read (see "The memo
+ *     across graph builds" below); on a hit neither @kiln/core nor @nx/devkit is loaded. Any doubt is a
+ *     miss: the keys are then computed as always, from the warm store.
  */
-import { dirname, join } from 'node:path';
-import { existsSync } from 'node:fs';
-import type { CreateDependencies, CreateNodesContextV2, CreateNodesResult, CreateNodesV2, RawProjectGraphDependency, TargetConfiguration } from '@nx/devkit';
-import { DependencyType } from '@nx/devkit';
-import { computeWorkspaceKeys, findTsconfig, readTsconfig, type ProjectKey, type WorkspaceKeys } from '@kiln/core';
+import { createHash } from 'node:crypto';
+import { existsSync, lstatSync, readdirSync, statSync, type BigIntStats } from 'node:fs';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { createRequire, syncBuiltinESMExports } from 'node:module';
+import { homedir, tmpdir } from 'node:os';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { CreateDependencies, CreateNodesContextV2, CreateNodesResult, CreateNodesV2, DependencyType, RawProjectGraphDependency, TargetConfiguration } from '@nx/devkit';
+import type { ProjectKey, WorkspaceKeys } from '@kiln/core';
+
+/** node:fs as loaded, before any recording wraps it: the snapshot's own stats are never recorded. */
+const fsSync = { statSync, lstatSync, readdirSync };
 
 export interface KilnPluginOptions {
   /** Name of the inferred build target (default `build`). */
@@ -23,41 +36,79 @@ export interface KilnPluginOptions {
 
 export const KILN_BUILD_EXECUTOR = '@kiln/nx:build';
 
-let memo: { at: number; roots: string; keys: Promise<WorkspaceKeys> } | undefined;
+type Core = typeof import('@kiln/core');
+let corePromise: Promise<Core> | undefined;
+/** @kiln/core, loaded only when keys must be computed (its import costs more than a memo hit). */
+const loadCore = (): Promise<Core> => (corePromise ??= import('@kiln/core'));
 
-/** Keys for the given roots, shared between createNodes and createDependencies of one graph build. */
-function keysFor(workspaceRoot: string, roots: string[]): Promise<WorkspaceKeys> {
-  const id = `${workspaceRoot}\u0000${roots.join('\u0000')}`;
-  if (memo && memo.roots === id && Date.now() - memo.at < 2000) return memo.keys;
-  const keys = computeWorkspaceKeys(workspaceRoot, { roots, record: true });
-  memo = { at: Date.now(), roots: id, keys };
-  return keys;
+type NodesResults = [string, CreateNodesResult][];
+/** What createDependencies needs of a key: the package, and the workspace packages its key depends on. */
+interface Edges {
+  project: string;
+  root: string;
+  dependencies: string[];
 }
 
-function isLibraryRoot(workspaceRoot: string, root: string, preferred?: string): boolean {
+/**
+ * The edges of the keys the latest createNodes of this process computed or restored, and the project
+ * roots it considered. Nx calls createNodes and then createDependencies in every graph build, in the
+ * same worker; createDependencies takes them (once), so a later graph build can never see them.
+ */
+let latest: { workspaceRoot: string; considered: Set<string>; edges: Edges[] } | undefined;
+
+function isLibraryRoot(core: Core, workspaceRoot: string, root: string, preferred?: string): boolean {
   if (root === '.' || root === '') return false;
-  return findTsconfig(join(workspaceRoot, root), preferred) !== undefined;
+  return core.findTsconfig(join(workspaceRoot, root), preferred) !== undefined;
 }
 
 export const createNodesV2: CreateNodesV2<KilnPluginOptions> = [
   '**/package.json',
   async (configFiles, options, context: CreateNodesContextV2) => {
-    const roots = configFiles.map((f) => dirname(f)).filter((r) => isLibraryRoot(context.workspaceRoot, r, options?.tsConfig));
-    const keys = roots.length ? await keysFor(context.workspaceRoot, roots) : undefined;
-    const byRoot = new Map<string, ProjectKey>((keys?.projects ?? []).map((p) => [p.root, p]));
-    return configFiles.map((file): [string, CreateNodesResult] => {
-      const root = dirname(file);
-      const key = byRoot.get(root);
-      // No key (an unreadable manifest, no tsconfig): no inferred target; `kiln keys` says why.
-      if (!key?.key) return [file, {}];
-      return [file, { projects: { [root]: { targets: { [options?.buildTargetName ?? 'build']: buildTarget(context.workspaceRoot, root, key, options) } } } }];
-    });
+    const workspaceRoot = context.workspaceRoot;
+    const id = memoId(configFiles, options);
+    const memo = await lookupMemo(workspaceRoot, id);
+    const considered = new Set(configFiles.map((f) => dirname(f)));
+    if (memo.hit) {
+      stats.hits++;
+      latest = { workspaceRoot, considered, edges: memo.hit.edges };
+      return memo.hit.results;
+    }
+
+    const core = await loadCore();
+    stats.computed++;
+    // Every file, directory and stat kiln reads from here on (this thread) is recorded: what lies
+    // outside the snapshot's walk becomes a probe of the memo.
+    const recording = startRecording(workspaceRoot, [cacheDir(workspaceRoot), storeDir(), resolve(core.defaultStoreDir()), join(tmpdir(), 'kiln-code-cache'), ...kilnCodeDirs()]);
+    let results: NodesResults;
+    let keys: WorkspaceKeys | undefined;
+    try {
+      const roots = configFiles.map((f) => dirname(f)).filter((r) => isLibraryRoot(core, workspaceRoot, r, options?.tsConfig));
+      keys = roots.length ? await core.computeWorkspaceKeys(workspaceRoot, { roots, record: true }) : undefined;
+      const byRoot = new Map<string, ProjectKey>((keys?.projects ?? []).map((p) => [p.root, p]));
+      results = configFiles.map((file): [string, CreateNodesResult] => {
+        const root = dirname(file);
+        const key = byRoot.get(root);
+        // No key (an unreadable manifest, no tsconfig): no inferred target; `kiln keys` says why.
+        if (!key?.key) return [file, {}];
+        return [file, { projects: { [root]: { targets: { [options?.buildTargetName ?? 'build']: buildTarget(core, workspaceRoot, root, key, options) } } } }];
+      });
+    } finally {
+      recording.stop();
+    }
+    const edges = edgesOf(keys);
+    latest = { workspaceRoot, considered, edges };
+    if (keys) await writeMemo(workspaceRoot, { id, results, edges }, keys, memo.memo, memo.before, recording);
+    return results;
   },
 ];
 
-function buildTarget(workspaceRoot: string, root: string, key: ProjectKey, options: KilnPluginOptions | undefined): TargetConfiguration {
-  const tsconfigName = key.components?.tsconfig?.file ?? findTsconfig(join(workspaceRoot, root), options?.tsConfig) ?? 'tsconfig.json';
-  const outDir = key.components ? (key.components.tsconfig?.options.outDir as string | undefined) : readTsconfig(workspaceRoot, root, tsconfigName).outDir;
+function edgesOf(keys: WorkspaceKeys | undefined): Edges[] {
+  return (keys?.projects ?? []).filter((p) => p.components).map((p) => ({ project: p.project, root: p.root, dependencies: Object.keys(p.components!.dependencies) }));
+}
+
+function buildTarget(core: Core, workspaceRoot: string, root: string, key: ProjectKey, options: KilnPluginOptions | undefined): TargetConfiguration {
+  const tsconfigName = key.components?.tsconfig?.file ?? core.findTsconfig(join(workspaceRoot, root), options?.tsConfig) ?? 'tsconfig.json';
+  const outDir = key.components ? (key.components.tsconfig?.options.outDir as string | undefined) : core.readTsconfig(workspaceRoot, root, tsconfigName).outDir;
   const output = `{projectRoot}/${outDir ?? 'dist'}`;
   return {
     executor: KILN_BUILD_EXECUTOR,
@@ -79,25 +130,513 @@ function buildTarget(workspaceRoot: string, root: string, key: ProjectKey, optio
 }
 
 export const createDependencies: CreateDependencies<KilnPluginOptions> = async (options, context) => {
-  const roots = Object.values(context.projects)
+  const candidates = Object.values(context.projects)
     .map((p) => p.root)
-    .filter((r) => existsSync(join(context.workspaceRoot, r, 'package.json')) && isLibraryRoot(context.workspaceRoot, r, options?.tsConfig));
-  if (!roots.length) return [];
-  const keys = await keysFor(context.workspaceRoot, roots.sort());
+    .filter((r) => r !== '.' && r !== '' && existsSync(join(context.workspaceRoot, r, 'package.json')));
+  let edges: Edges[];
+  const mine = latest;
+  latest = undefined;
+  // createNodes of this graph build looked at every one of these projects (and keyed the libraries).
+  if (mine && mine.workspaceRoot === context.workspaceRoot && candidates.every((r) => mine.considered.has(r))) {
+    edges = mine.edges;
+  } else {
+    const core = await loadCore();
+    const roots = candidates.filter((r) => isLibraryRoot(core, context.workspaceRoot, r, options?.tsConfig));
+    if (!roots.length) return [];
+    edges = edgesOf(await core.computeWorkspaceKeys(context.workspaceRoot, { roots: roots.sort(), record: true }));
+  }
   const nameOf = new Map(Object.entries(context.projects).map(([name, p]) => [p.root, name]));
   const projectByPackage = new Map<string, string>();
-  for (const p of keys.projects) {
+  for (const p of edges) {
     const nxName = nameOf.get(p.root);
     if (nxName) projectByPackage.set(p.project, nxName);
   }
   const deps: RawProjectGraphDependency[] = [];
-  for (const p of keys.projects) {
+  for (const p of edges) {
     const source = nameOf.get(p.root);
-    if (!source || !p.components) continue;
-    for (const dep of Object.keys(p.components.dependencies)) {
+    if (!source) continue;
+    for (const dep of p.dependencies) {
       const target = projectByPackage.get(dep);
-      if (target && target !== source) deps.push({ source, target, type: DependencyType.static, sourceFile: join(p.root, 'package.json') });
+      // DependencyType.static, without loading @nx/devkit for one string.
+      if (target && target !== source) deps.push({ source, target, type: 'static' as `${DependencyType.static}` as DependencyType.static, sourceFile: join(p.root, 'package.json') });
     }
   }
   return deps;
 };
+
+
+// ---------------------------------------------------------------------------------------------
+// The memo across graph builds
+//
+// A memo answers createNodes again only for the very state it was computed in. That state is a
+// snapshot of stats (size, mtime, ctime, inode; nanoseconds), compared as one digest:
+//   - walk:   every file and directory listing of the workspace but node_modules, .git, .nx and the
+//             build outputs no key read (`skip`, below);
+//   - probes: every path outside that walk which the computation read, stat'ed or listed — recorded
+//             as it happened (`startRecording`): installed packages' manifests, tsconfigs extended
+//             from node_modules or from outside the workspace and every path TypeScript probed to
+//             resolve them, the lockfile-less version fallbacks;
+//   - fixed:  the package managers' install markers, and kiln's own code (its dist and the
+//             TypeScript it parses with) as this process loaded it.
+// A write or a rename changes a file's ctime (which no tool can set), a new, removed or renamed entry
+// changes the walk's listings. Files changed in the last 2 s are never memoised (a file system
+// whose clock is coarser than the write rate could give two contents one stamp).
+
+/** Counters for tests and diagnostics: memo hits, key computations, memos written valid. */
+const stats = { hits: 0, computed: 0, written: 0, lastWrite: '' };
+/** How this process used the memo: hits, key computations, memos written valid, and why the last one was (not). */
+export function graphMemoStats(): { hits: number; computed: number; written: number; lastWrite: string } {
+  return { ...stats };
+}
+
+interface Memo {
+  format: number;
+  id: string;
+  /** Workspace-relative build-output directories the fingerprint leaves out (no key read them). */
+  skip: string[];
+  /** Absolute paths outside the walk that the computation read (stat'ed on every lookup). */
+  probes: string[];
+  /** The digest of the snapshot the keys were computed in; '' never matches. */
+  fingerprint: string;
+  /** `valid`, or why the fingerprint is '' (for people: `cat` the memo to see why it does not answer). */
+  why: string;
+  results: NodesResults;
+  edges: Edges[];
+}
+
+const MEMO_FORMAT = 2;
+const cacheDir = (workspaceRoot: string) => join(workspaceRoot, 'node_modules', '.cache', 'kiln');
+const memoFile = (workspaceRoot: string) => join(cacheDir(workspaceRoot), 'graph-memo.json');
+/** Files changed this recently may be followed by a same-timestamp write (coarse file-system clocks): not memoised. */
+const RACY_NS = 2_000_000_000n;
+/** Directories the walk never enters, wherever they are (what a key reads there is a probe). */
+const SKIPPED_DIRS = new Set(['node_modules', '.git', '.nx']);
+/** The package managers' records of an install: rewritten whenever node_modules changes through them. */
+const INSTALL_MARKERS = ['node_modules/.package-lock.json', 'node_modules/.modules.yaml', 'node_modules/.yarn-state.yml', 'node_modules/.yarn-integrity'];
+
+/**
+ * What, besides the files, a memo answers for: the config files Nx matched (they follow .gitignore and
+ * .nxignore), the plugin options, the Node.js version (which names its built-in modules, left out of
+ * a key's externals) and every KILN_* variable. No environment variable changes a key
+ * today (KILN_STORE and XDG_CACHE_HOME only move the content-addressed store, KILN_NO_CODE_CACHE only
+ * how TypeScript is loaded); they are part of the id all the same, so a future one cannot be missed.
+ */
+function memoId(configFiles: readonly string[], options: KilnPluginOptions | undefined): string {
+  const env = Object.keys(process.env)
+    .filter((k) => k.startsWith('KILN_'))
+    .sort()
+    .map((k) => [k, process.env[k]]);
+  return JSON.stringify({ files: [...configFiles].sort(), options: options ?? {}, env, node: process.version });
+}
+
+async function readMemo(workspaceRoot: string): Promise<Memo | undefined> {
+  try {
+    const memo = JSON.parse(await readFile(memoFile(workspaceRoot), 'utf8')) as Memo;
+    const strings = (a: unknown) => Array.isArray(a) && a.every((x) => typeof x === 'string');
+    if (memo.format !== MEMO_FORMAT || typeof memo.id !== 'string' || typeof memo.fingerprint !== 'string') return undefined;
+    if (!strings(memo.skip) || !strings(memo.probes) || !Array.isArray(memo.results) || !Array.isArray(memo.edges)) return undefined;
+    return memo;
+  } catch {
+    return undefined;
+  }
+}
+
+async function lookupMemo(workspaceRoot: string, id: string): Promise<{ hit?: Memo; memo?: Memo; before?: Snapshot }> {
+  const memo = await readMemo(workspaceRoot);
+  const before = snapshot(workspaceRoot, memo?.skip ?? [], memo?.probes ?? []);
+  if (memo && before && memo.id === id && memo.fingerprint !== '' && fingerprint(before, memo.skip, before.probes).digest === memo.fingerprint) return { hit: memo };
+  return { ...(memo ? { memo } : {}), ...(before ? { before } : {}) };
+}
+
+/**
+ * Writes the memo of keys just computed, valid (with a fingerprint) only if all of these hold:
+ *   - the snapshot taken before anything was read (`before`) walked everything but what is skipped now;
+ *   - no key read a module or file where the walk does not go (outside the workspace, node_modules);
+ *   - nothing in it, and no probe, changed in the 2 s before it was stat'ed;
+ *   - a snapshot taken now, after the keys, is the same (nothing changed while they were computed),
+ *     and so is kiln's code.
+ * Otherwise the memo is written with a fingerprint that never matches: it still tells the next lookup
+ * which outputs to leave out and which probes to stat, so that one can be valid.
+ */
+async function writeMemo(
+  workspaceRoot: string,
+  answer: Pick<Memo, 'id' | 'results' | 'edges'>,
+  keys: WorkspaceKeys,
+  old: Memo | undefined,
+  before: Snapshot | undefined,
+  recording: Recording,
+): Promise<void> {
+  const outputs = outputsOf(answer.results);
+  // Every path read, and every directory above one.
+  const read = new Set<string>();
+  for (const f of [...readByKeys(keys), ...recording.inside]) {
+    for (let path = f; path && !read.has(path); path = path.slice(0, Math.max(0, path.lastIndexOf('/')))) read.add(path);
+  }
+  const skip: string[] = [];
+  for (const dir of outputs) {
+    // Left out only if no key read anything in it, and it was there, the same directory, before and
+    // after the keys were computed (what lists its parent saw it and did not enter).
+    if (read.has(dir)) continue;
+    const pre = before?.dirs.get(dir);
+    if (pre && pre === dirIdentity(join(workspaceRoot, dir))) skip.push(dir);
+  }
+  let digest = '';
+  let why: string;
+  if (!before) why = 'no snapshot before (an unreadable entry or a symbolic link to a directory)';
+  else if (!(old?.skip ?? []).every((d) => skip.includes(d))) why = 'an output directory left out before is read or was replaced';
+  else if (readsOutside(workspaceRoot, keys)) why = 'a key read a module or file outside the walk';
+  else {
+    const prior = fingerprint(before, skip, recording.probes);
+    if (prior.recent) why = `changed less than 2 s before: ${prior.recent}`;
+    else {
+      const now = snapshot(workspaceRoot, skip, [...recording.probes.keys()]);
+      if (!now || fingerprint(now, skip, now.probes).digest !== prior.digest) why = 'a file changed while the keys were computed';
+      else if (!codeUnchanged()) why = "kiln's code changed";
+      else {
+        digest = prior.digest;
+        why = 'valid';
+      }
+    }
+  }
+  stats.lastWrite = why;
+  if (digest) stats.written++;
+  const memo: Memo = { format: MEMO_FORMAT, ...answer, skip, probes: [...recording.probes.keys()].sort(), fingerprint: digest, why };
+  const file = memoFile(workspaceRoot);
+  try {
+    await mkdir(dirname(file), { recursive: true });
+    const tmp = `${file}.${process.pid}.${Date.now()}.tmp`;
+    await writeFile(tmp, JSON.stringify(memo));
+    await rename(tmp, file);
+  } catch {
+    // A memo that cannot be written costs time on the next graph build, nothing else.
+  }
+}
+
+/** The inferred targets' output directories inside their project (workspace-relative, POSIX). */
+function outputsOf(results: NodesResults): string[] {
+  const out = new Set<string>();
+  for (const [, result] of results) {
+    for (const [root, project] of Object.entries(result.projects ?? {})) {
+      for (const target of Object.values(project.targets ?? {})) {
+        for (const o of target.outputs ?? []) {
+          const rel = posixJoin(root, o.replace('{projectRoot}', '.'));
+          if (rel.startsWith(`${toPosix(root)}/`) && !rel.split('/').includes('..') && !/[*?{[]/.test(rel)) out.add(rel);
+        }
+      }
+    }
+  }
+  return [...out].sort();
+}
+
+/** Workspace-relative paths of the modules and files the keys read (modules are read in worker threads, unrecorded). */
+function readByKeys(keys: WorkspaceKeys): string[] {
+  const read: string[] = [];
+  for (const p of keys.projects) {
+    for (const id of Object.keys(p.components?.modules ?? {})) read.push(posixJoin(p.root, id.slice(id.indexOf('//') + 2))); // a logical path (`src/a`), perhaps with `#order:…`
+    for (const f of Object.keys(p.components?.files ?? {})) read.push(f.startsWith('/') ? posixJoin(f.slice(1)) : posixJoin(p.root, f));
+  }
+  return read;
+}
+
+/** Whether some key read a module or file where the walk does not go: outside the workspace, in a skipped directory, or in the store. */
+function readsOutside(workspaceRoot: string, keys: WorkspaceKeys): boolean {
+  const unwalked = unwalkedDirs(workspaceRoot);
+  return readByKeys(keys).some(
+    (rel) => rel.split('/')[0] === '..' || isAbsolute(rel) || rel.split('/').some((part) => SKIPPED_DIRS.has(part)) || unwalked.some((d) => rel === d || rel.startsWith(`${d}/`)),
+  );
+}
+
+/**
+ * kiln's slice store (`KILN_STORE`, else the user cache directory, as @kiln/core places it), when it
+ * lies inside the workspace: content-addressed, never a key input, and written by every computation.
+ */
+function storeDir(): string {
+  return resolve(process.env.KILN_STORE || join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'kiln', 'store'));
+}
+
+/** Workspace-relative directories the walk leaves out besides SKIPPED_DIRS: the store, if inside. */
+function unwalkedDirs(workspaceRoot: string): string[] {
+  const rel = relative(workspaceRoot, storeDir());
+  return rel && rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel) ? [toPosix(rel)] : [];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Snapshots
+
+interface Stamp {
+  text: string;
+  /** Changed less than RACY_NS before it was taken. */
+  recent: boolean;
+}
+
+interface Snapshot {
+  /** The walk: workspace-relative path (so skipped outputs can be left out) and stamp. */
+  walk: { path: string; stamp: Stamp }[];
+  /** Install markers and kiln's code. */
+  fixed: Stamp[];
+  /** Probe path → stamp. */
+  probes: Map<string, Stamp>;
+  /** Every directory the walk met (entered, or left out as `skip`) → its identity (device, inode, birth time). */
+  dirs: Map<string, string>;
+}
+
+function stampOf(s: BigIntStats | undefined, now: bigint, error?: string): Stamp {
+  if (!s) return { text: error ?? 'missing', recent: false };
+  const kind = s.isDirectory() ? 'd' : s.isFile() ? 'f' : 'o';
+  return { text: `${kind}${s.size}:${s.mtimeNs}:${s.ctimeNs}:${s.ino}:${s.dev}`, recent: now - s.ctimeNs < RACY_NS || now - s.mtimeNs < RACY_NS };
+}
+
+const nowNs = () => BigInt(Date.now()) * 1_000_000n;
+
+/** The stamp of a path (following links), or `missing` / `error:CODE`. */
+function stampPath(abs: string, now = nowNs()): Stamp {
+  try {
+    return stampOf(fsSync.statSync(abs, { bigint: true, throwIfNoEntry: false }), now);
+  } catch (e) {
+    return stampOf(undefined, now, errorText(e));
+  }
+}
+
+const errorText = (e: unknown) => {
+  const code = (e as NodeJS.ErrnoException)?.code;
+  return code === 'ENOENT' ? 'missing' : `error:${code ?? 'unknown'}`;
+};
+
+function dirIdentity(abs: string): string | null {
+  try {
+    const s = fsSync.lstatSync(abs, { bigint: true, throwIfNoEntry: false });
+    return s?.isDirectory() ? `${s.dev}:${s.ino}:${s.birthtimeNs}` : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The digest of a snapshot without the walk entries inside `skip`, with these probes; `recent` if any part is. */
+function fingerprint(snap: Snapshot, skip: string[], probes: Map<string, Stamp>): { digest: string; recent: string | undefined } {
+  const left = new Set(skip);
+  const inside = (path: string) => {
+    if (!left.size) return false;
+    for (let i = path.indexOf('/'); i !== -1; i = path.indexOf('/', i + 1)) if (left.has(path.slice(0, i))) return true;
+    return left.has(path);
+  };
+  const parts: Stamp[] = [...snap.walk.filter((e) => !inside(e.path)).map((e) => ({ text: `walk ${e.path} ${e.stamp.text}`, recent: e.stamp.recent })), ...snap.fixed];
+  for (const [path, s] of probes) parts.push({ text: `probe ${path} ${s.text}`, recent: s.recent });
+  const hash = createHash('sha256');
+  for (const text of parts.map((p) => p.text).sort()) hash.update(`${text}\n`);
+  return { digest: hash.digest('hex'), recent: parts.find((p) => p.recent)?.text };
+}
+
+/**
+ * A snapshot: the walk (all but node_modules, .git, .nx and `skip`), the install markers and kiln's
+ * code, and `probes`. `undefined` when it cannot vouch for the workspace (an unreadable directory, a
+ * symbolic link to a directory: the walk does not follow them, readers may).
+ */
+function snapshot(workspaceRoot: string, skip: string[], probes: string[]): Snapshot | undefined {
+  // Synchronous: a few thousand stats cost a few milliseconds this way, several times that through
+  // the thread pool; the worker has nothing else to do meanwhile.
+  try {
+    const now = nowNs();
+    const left = new Set(skip);
+    const unwalked = new Set(unwalkedDirs(workspaceRoot));
+    const walk: Snapshot['walk'] = [];
+    const dirs = new Map<string, string>();
+    const visit = (dir: string, rel: string): boolean => {
+      for (const e of fsSync.readdirSync(dir, { withFileTypes: true })) {
+        const abs = join(dir, e.name);
+        const relPath = rel ? `${rel}/${e.name}` : e.name;
+        if (SKIPPED_DIRS.has(e.name) || unwalked.has(relPath)) continue;
+        if (e.isDirectory()) {
+          const id = dirIdentity(abs);
+          if (id) dirs.set(relPath, id);
+          if (left.has(relPath)) continue;
+          walk.push({ path: relPath, stamp: { text: `dir ${id}`, recent: false } }); // its listing is its entries
+          if (!visit(abs, relPath)) return false;
+          continue;
+        }
+        const stamp = stampPath(abs, now);
+        if (stamp.text.startsWith('d')) return false; // a linked directory (readers may follow it, the walk does not)
+        walk.push({ path: relPath, stamp });
+      }
+      return true;
+    };
+    if (!visit(workspaceRoot, '')) return undefined;
+    const code = processCode();
+    if (!code) return undefined;
+    const fixed = INSTALL_MARKERS.map((m) => {
+      const stamp = stampPath(join(workspaceRoot, m), now);
+      return { text: `marker ${m} ${stamp.text}`, recent: stamp.recent };
+    });
+    return {
+      walk,
+      fixed: [...fixed, ...code],
+      probes: new Map(probes.map((p) => [p, stampPath(p, now)])),
+      dirs,
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// kiln's code: stamped once per process, as loaded
+
+const SELF = fileURLToPath(import.meta.url);
+/** This module's stamp when it was loaded (a later rebuild must not pass for the code that runs). */
+const selfAtLoad = (() => {
+  try {
+    return stampOf(fsSync.statSync(SELF, { bigint: true }), nowNs()).text;
+  } catch {
+    return 'unknown';
+  }
+})();
+
+let codeStamps: Stamp[] | undefined;
+/** kiln's code as this process runs it: stamped at its first lookup (before @kiln/core is loaded). */
+const processCode = () => (codeStamps ??= stampCode());
+
+/**
+ * Every file of this package's dist and of @kiln/core's that can be loaded or read at run time (not
+ * source maps, declarations or build info), and the TypeScript that parses tsconfigs and sources.
+ */
+function stampCode(): Stamp[] | undefined {
+  try {
+    const files: string[] = [];
+    for (const dir of kilnCodeDirs()) {
+      for (const f of fsSync.readdirSync(dir, { recursive: true, withFileTypes: true })) {
+        if (!f.isDirectory() && !/\.(map|d\.ts|tsbuildinfo)$/.test(f.name)) files.push(join(f.parentPath, f.name));
+      }
+    }
+    const ts = createRequire(coreEntry());
+    files.push(ts.resolve('typescript/package.json'), ts.resolve('typescript'));
+    const now = nowNs();
+    const stamps = files.sort().map((f) => [f, stampPath(f, now)] as const);
+    if (stamps.find(([f]) => f === SELF)?.[1].text !== selfAtLoad) return undefined;
+    return stamps.map(([f, s]) => ({ text: `code ${f} ${s.text}`, recent: s.recent }));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether kiln's code on disk is still what this process stamped (and so what it ran). */
+function codeUnchanged(): boolean {
+  const was = processCode();
+  const is = stampCode();
+  return !!was && !!is && was.length === is.length && was.every((s, i) => s.text === is[i]!.text);
+}
+
+function kilnCodeDirs(): string[] {
+  // This package's dist (this file is dist/plugins/src/index.js) and @kiln/core's.
+  return [resolve(dirname(SELF), '..', '..'), dirname(coreEntry())];
+}
+
+const coreEntry = () => createRequire(import.meta.url).resolve('@kiln/core');
+
+// ---------------------------------------------------------------------------------------------
+// Recording what a computation reads
+
+interface Recording {
+  /** Workspace-relative (POSIX) paths read inside the walk. */
+  inside: Set<string>;
+  /** Absolute paths read outside the walk → their stamp just before the first read. */
+  probes: Map<string, Stamp>;
+  stop(): void;
+}
+
+const req = createRequire(import.meta.url);
+const fsModule = req('node:fs') as Record<string, unknown> & { promises: Record<string, unknown> };
+const listeners = new Set<(path: string) => void>();
+/** [object, name, original, wrapper] of each patched function while recordings run. */
+let patches: [Record<string, unknown>, string, unknown, unknown][] | undefined;
+
+/** Node's file-system functions that read, stat or list a path (first argument). */
+const FS_READERS = [
+  'readFileSync', 'statSync', 'lstatSync', 'existsSync', 'readdirSync', 'accessSync', 'openSync', 'opendirSync', 'realpathSync',
+  'readFile', 'stat', 'lstat', 'readdir', 'access', 'open', 'opendir', 'exists', 'realpath', 'createReadStream',
+];
+const FS_PROMISE_READERS = ['readFile', 'stat', 'lstat', 'readdir', 'access', 'open', 'opendir', 'realpath'];
+
+function pathOf(arg: unknown): string | undefined {
+  if (typeof arg === 'string') return arg.startsWith('file:') ? fileURLToPath(arg) : arg;
+  if (arg instanceof URL) return arg.protocol === 'file:' ? fileURLToPath(arg) : undefined;
+  if (Buffer.isBuffer(arg)) return arg.toString();
+  return undefined;
+}
+
+function wrapReader(original: (...args: unknown[]) => unknown): (...args: unknown[]) => unknown {
+  const wrapper = function (this: unknown, ...args: unknown[]): unknown {
+    if (listeners.size) {
+      try {
+        const path = pathOf(args[0]);
+        if (path !== undefined) for (const l of listeners) l(resolve(path));
+      } catch {
+        // recording never changes what the call does
+      }
+    }
+    return Reflect.apply(original, this, args);
+  };
+  for (const k of Reflect.ownKeys(original)) {
+    if (k === 'length' || k === 'name' || k === 'prototype') continue;
+    const v = (original as unknown as Record<PropertyKey, unknown>)[k];
+    (wrapper as unknown as Record<PropertyKey, unknown>)[k] = k === 'native' && typeof v === 'function' ? wrapReader(v as (...args: unknown[]) => unknown) : v;
+  }
+  return wrapper;
+}
+
+/**
+ * Records every path read, stat'ed or listed through node:fs (sync, callback and promise forms, which
+ * ES module imports of node:fs see too: syncBuiltinESMExports) by this thread until stop(). A path
+ * inside the walk is noted; one outside it (and outside `excluded`: kiln's store, records, compile
+ * cache and code, none of which a key depends on) is stamped before its first read. Worker threads
+ * are not seen: they read the modules the keys list, which `readsOutside` checks.
+ */
+function startRecording(workspaceRoot: string, excluded: string[]): Recording {
+  const inside = new Set<string>();
+  const probes = new Map<string, Stamp>();
+  const listener = (abs: string) => {
+    if (excluded.some((e) => abs === e || abs.startsWith(`${e}${sep}`))) return;
+    const rel = relative(workspaceRoot, abs);
+    const parts = rel.split(sep);
+    if (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel) && !parts.some((p) => SKIPPED_DIRS.has(p))) {
+      inside.add(parts.join('/'));
+    } else if (!probes.has(abs)) {
+      const now = nowNs();
+      let s: BigIntStats | undefined;
+      let error: string | undefined;
+      try {
+        s = fsSync.statSync(abs, { bigint: true, throwIfNoEntry: false });
+      } catch (e) {
+        error = errorText(e);
+      }
+      probes.set(abs, stampOf(s, now, error));
+    }
+  };
+  if (!patches) {
+    patches = [];
+    for (const [object, names] of [[fsModule, FS_READERS], [fsModule.promises, FS_PROMISE_READERS]] as const) {
+      for (const name of names) {
+        const original = object[name];
+        if (typeof original !== 'function') continue;
+        const wrapper = wrapReader(original as (...args: unknown[]) => unknown);
+        object[name] = wrapper;
+        patches.push([object, name, original, wrapper]);
+      }
+    }
+    syncBuiltinESMExports();
+  }
+  listeners.add(listener);
+  return {
+    inside,
+    probes,
+    stop() {
+      listeners.delete(listener);
+      if (listeners.size || !patches) return;
+      // A function someone patched over ours stays (ours passes through when nothing records).
+      for (const [object, name, original, wrapper] of patches) if (object[name] === wrapper) object[name] = original;
+      patches = undefined;
+      syncBuiltinESMExports();
+    },
+  };
+}
+
+const toPosix = (p: string) => p.split(sep).join('/');
+const posixJoin = (...parts: string[]) => toPosix(join(...parts));

@@ -5,7 +5,7 @@
  * check runs for every hit: a fresh build with the cache skipped must produce JS and .d.ts equivalent
  * to the restored ones (SPEC §4). It cannot pass by never hitting: the expected hits are asserted too.
  */
-import { cp, mkdtemp, rm } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -147,6 +147,23 @@ describe('nx build with kiln keys (real Nx, real git)', () => {
   it('k. a different TypeScript version in the lockfile: rebuild', async () => {
     const r = await buildAfter(() => ws.edit('package-lock.json', [/("node_modules\/typescript": \{\s*"version": ")5\.9\.3/, '$15.9.2']));
     expect(r.executed).toEqual([...LIBS]);
+  });
+
+  it('graph memo: a fully cached run takes the keys from the memo; a private body edit misses it, and only base rebuilds', async () => {
+    const memo = ws.path('node_modules/.cache/kiln/graph-memo.json');
+    const ino = async () => (await stat(memo, { bigint: true })).ino;
+    await reset();
+    await new Promise((r) => setTimeout(r, 2_100)); // nothing changed in the last 2 s: the memo can be written
+    await ws.runNx(BUILD);
+    expect(JSON.parse(await readFile(memo, 'utf8')).fingerprint).not.toBe('');
+    const written = await ino();
+    const cached = await ws.runNx(BUILD);
+    expect(cached.localHits.sort()).toEqual(LIBS.map(task).sort());
+    expect(await ino()).toBe(written); // answered from the memo: nothing keyed, nothing rewritten
+    // An edit no other case makes (its build must not be in the local cache already).
+    const r = await buildAfter(() => ws.edit('libs/base/src/greet.ts', ['return name.trim()', 'return name.trimStart().trimEnd()']));
+    expect(r.executed).toEqual(['base']);
+    expect(await ino()).not.toBe(written); // keyed again
   });
 
   it('reordering two exported function declarations: every build is a hit, and equal to a fresh build', async () => {
