@@ -23,6 +23,7 @@ import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CreateDependencies, CreateNodesContextV2, CreateNodesResult, CreateNodesV2, DependencyType, RawProjectGraphDependency, TargetConfiguration } from '@nx/devkit';
 import type { ProjectKey, WorkspaceKeys } from '@kiln/core';
+import { codegraphTarget } from './codegraph-target.js';
 
 /** node:fs as loaded, before any recording wraps it: the snapshot's own stats are never recorded. */
 const fsSync = { statSync, lstatSync, readdirSync };
@@ -32,6 +33,8 @@ export interface KilnPluginOptions {
   buildTargetName?: string;
   /** Tsconfig names tried, per project, in order (default tsconfig.lib.json, tsconfig.build.json, tsconfig.json). */
   tsConfig?: string;
+  /** Name of the inferred code-graph target (default `codegraph`); `false`: no such target. */
+  codegraphTargetName?: string | false;
 }
 
 export const KILN_BUILD_EXECUTOR = '@kiln/nx:build';
@@ -90,7 +93,11 @@ export const createNodesV2: CreateNodesV2<KilnPluginOptions> = [
         const key = byRoot.get(root);
         // No key (an unreadable manifest, no tsconfig): no inferred target; `kiln keys` says why.
         if (!key?.key) return [file, {}];
-        return [file, { projects: { [root]: { targets: { [options?.buildTargetName ?? 'build']: buildTarget(core, workspaceRoot, root, key, options) } } } }];
+        const buildName = options?.buildTargetName ?? 'build';
+        const targets: Record<string, TargetConfiguration> = { [buildName]: buildTarget(core, workspaceRoot, root, key, options) };
+        const graphName = options?.codegraphTargetName ?? 'codegraph';
+        if (graphName !== false) targets[graphName] = codegraphTarget(root, tsconfigOf(core, workspaceRoot, root, key, options), key.key, buildName);
+        return [file, { projects: { [root]: { targets } } }];
       });
     } finally {
       recording.stop();
@@ -106,8 +113,12 @@ function edgesOf(keys: WorkspaceKeys | undefined): Edges[] {
   return (keys?.projects ?? []).filter((p) => p.components).map((p) => ({ project: p.project, root: p.root, dependencies: Object.keys(p.components!.dependencies) }));
 }
 
+function tsconfigOf(core: Core, workspaceRoot: string, root: string, key: ProjectKey, options: KilnPluginOptions | undefined): string {
+  return key.components?.tsconfig?.file ?? core.findTsconfig(join(workspaceRoot, root), options?.tsConfig) ?? 'tsconfig.json';
+}
+
 function buildTarget(core: Core, workspaceRoot: string, root: string, key: ProjectKey, options: KilnPluginOptions | undefined): TargetConfiguration {
-  const tsconfigName = key.components?.tsconfig?.file ?? core.findTsconfig(join(workspaceRoot, root), options?.tsConfig) ?? 'tsconfig.json';
+  const tsconfigName = tsconfigOf(core, workspaceRoot, root, key, options);
   const outDir = key.components ? (key.components.tsconfig?.options.outDir as string | undefined) : core.readTsconfig(workspaceRoot, root, tsconfigName).outDir;
   const output = `{projectRoot}/${outDir ?? 'dist'}`;
   return {
@@ -319,8 +330,11 @@ function outputsOf(results: NodesResults): string[] {
     for (const [root, project] of Object.entries(result.projects ?? {})) {
       for (const target of Object.values(project.targets ?? {})) {
         for (const o of target.outputs ?? []) {
-          const rel = posixJoin(root, o.replace('{projectRoot}', '.'));
-          if (rel.startsWith(`${toPosix(root)}/`) && !rel.split('/').includes('..') && !/[*?{[]/.test(rel)) out.add(rel);
+          // `{projectRoot}/dist` (the build) or `{workspaceRoot}/dist/codegraph/{projectRoot}` (the code graph).
+          const atRoot = o.startsWith('{workspaceRoot}/');
+          const rel = atRoot ? posixJoin(o.slice('{workspaceRoot}/'.length).replace('{projectRoot}', root)) : posixJoin(root, o.replace('{projectRoot}', '.'));
+          const inside = atRoot ? rel !== '' && rel !== '.' : rel.startsWith(`${toPosix(root)}/`);
+          if (inside && !rel.split('/').includes('..') && !/[*?{[]/.test(rel)) out.add(rel);
         }
       }
     }

@@ -9,7 +9,7 @@ import { cp, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compareOutputs, formatDifference } from '@kiln/core';
+import { compareOutputs, formatDifference, readGraph, validateGraphRecord } from '@kiln/core';
 import { createWorkspace, disposeAll, type Workspace } from '../../../tools/testing/workspace.mjs';
 
 const LIBS = ['base', 'left', 'right', 'top', 'tail'] as const;
@@ -176,5 +176,35 @@ describe('nx build with kiln keys (real Nx, real git)', () => {
     );
     expect(r.executed).toEqual([]);
     expect(r.hits).toEqual([...LIBS]);
+  });
+
+  it('codegraph: every library exports a schema-valid graph as a cached product; a comment edit re-exports that graph while every build stays a hit', async () => {
+    const GRAPH = ['run-many', '-t', 'codegraph'];
+    const graphTask = (lib: Lib) => `@fx/${lib}:codegraph`;
+    await reset();
+    const first = await ws.runNx(GRAPH);
+    expect(first.code, first.output).toBe(0);
+    const texts = new Map<Lib, string>();
+    for (const l of LIBS) {
+      const text = await readFile(ws.path(`dist/codegraph/libs/${l}/codegraph.jsonl`), 'utf8');
+      const doc = readGraph(text);
+      expect(doc.header).toMatchObject({ mode: 'checked', package: `@fx/${l}` });
+      for (const rec of doc.records) expect(validateGraphRecord(rec), `${l}: ${JSON.stringify(rec)}`).toBeNull();
+      expect(text).not.toContain(ws.path(''));
+      texts.set(l, text);
+    }
+    // top calls into left and right: the checker resolved it across packages.
+    expect(texts.get('top')).toMatch(/"kind":"calls","id":"calls:typescript:@fx\/top\/\/[^"]*->typescript:@fx\/(left|right)\/\//);
+    const again = await ws.runNx(GRAPH);
+    expect(LIBS.filter((l) => again.statuses[graphTask(l)] === 'local')).toEqual([...LIBS]);
+    // A comment moves the spans of tail's graph (and only tail's: nothing depends on it); its build is a hit.
+    await ws.edit('libs/tail/src/index.ts', (t) => `// a comment that moves every line down\n${t}`);
+    const edited = await ws.runNx(GRAPH);
+    expect(LIBS.filter((l) => edited.statuses[graphTask(l)] === 'executed')).toEqual(['tail']);
+    expect(edited.statuses['@fx/tail:build'] ?? 'local').not.toBe('executed');
+    const moved = readGraph(await readFile(ws.path('dist/codegraph/libs/tail/codegraph.jsonl'), 'utf8'));
+    expect(moved.header.snapshot).not.toEqual(readGraph(texts.get('tail')!).header.snapshot);
+    const build = await ws.runNx(BUILD);
+    expect(build.localHits.sort()).toEqual(LIBS.map(task).sort());
   });
 });

@@ -47,6 +47,26 @@ describe('createNodesV2', () => {
     expect(again).toEqual(results);
   });
 
+  it('infers a codegraph target whose hash covers what a graph records (raw files of the project and its dependencies), unless turned off', async () => {
+    const [, fn] = createNodesV2;
+    const results = new Map(await fn(files, {}, { workspaceRoot: ws, nxJsonConfiguration: {} } as never));
+    const left = results.get('libs/left/package.json')!.projects!['libs/left']!.targets!;
+    expect(left.codegraph).toMatchObject({
+      executor: '@kiln/nx:codegraph',
+      inputs: ['{projectRoot}/**/*', { fileset: '{projectRoot}/**/*', dependencies: true }, '{workspaceRoot}/tsconfig*.json', { dependentTasksOutputFiles: '**/*.d.ts', transitive: true }],
+      outputs: ['{workspaceRoot}/dist/codegraph/{projectRoot}'],
+      dependsOn: ['^build'],
+      cache: true,
+      options: { outputFile: 'dist/codegraph/libs/left/codegraph.jsonl', tsConfig: '{projectRoot}/tsconfig.lib.json', kilnKey: left.build!.options.kilnKey },
+    });
+    const off = new Map(await fn(files, { codegraphTargetName: false }, { workspaceRoot: ws, nxJsonConfiguration: {} } as never));
+    expect(Object.keys(off.get('libs/left/package.json')!.projects!['libs/left']!.targets!)).toEqual(['build']);
+    const renamed = new Map(await fn(files, { codegraphTargetName: 'graph', buildTargetName: 'compile' }, { workspaceRoot: ws, nxJsonConfiguration: {} } as never));
+    const t = renamed.get('libs/left/package.json')!.projects!['libs/left']!.targets!;
+    expect(Object.keys(t).sort()).toEqual(['compile', 'graph']);
+    expect(t.graph!.dependsOn).toEqual(['^compile']);
+  });
+
   it('createDependencies adds the workspace edges kiln resolved', async () => {
     const projects = Object.fromEntries(files.slice(1).map((f) => {
       const root = f.replace('/package.json', '');
