@@ -56,6 +56,24 @@ describe('kiln graph export', () => {
     expect(tolerant.err).toMatch(/TS2322/);
   });
 
+  it('a tolerant export with many errors prints the first 20 and a count; a refused one prints them all', () => {
+    const dir = join(tmp, 'many-errors');
+    cpSync(geo, dir, { recursive: true });
+    writeFileSync(join(dir, 'src/bad.ts'), Array.from({ length: 30 }, (_, i) => `export const n${i}: number = 'x${i}';\n`).join(''));
+    const tolerant = kiln('graph', 'export', dir, '--allow-errors', '--check', '--workers', '0');
+    expect(tolerant.code).toBe(0);
+    const doc = readGraph(tolerant.out);
+    const records = doc.records.filter((x) => x.kind === 'diagnostic' && (x as { ts_code?: string }).ts_code === 'TS2322');
+    expect(records).toHaveLength(30);
+    const printed = tolerant.err.match(/KILN_TYPESCRIPT_ERROR: TS2322/g) ?? [];
+    expect(printed.length).toBeGreaterThan(0);
+    expect(printed.length).toBeLessThanOrEqual(20);
+    expect(tolerant.err).toMatch(/… and \d+ more diagnostic\(s\), recorded in the graph/);
+    const refused = kiln('graph', 'export', dir, '--workers', '0');
+    expect(refused.code).toBe(1);
+    expect(refused.err.match(/KILN_TYPESCRIPT_ERROR: TS2322/g)).toHaveLength(30);
+  });
+
   it('--allow-errors alone exports from syntax: no program, no compiler diagnostics, every source fact syntax_inferred, said on stderr', () => {
     const dir = join(tmp, 'broken-syntax');
     cpSync(geo, dir, { recursive: true });

@@ -15,6 +15,9 @@ import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { diagnostic, exportGraph, formatDiagnostic, graphText, KilnError, type GraphExportOptions } from '@kiln/core';
 
+/** Diagnostics printed on stderr for a graph that was exported (all of them are records in it). */
+const MAX_PRINTED = 20;
+
 interface Io {
   out: (s: string) => void;
   err: (s: string) => void;
@@ -54,7 +57,13 @@ export function registerGraphExport(graph: Command, io: Io, setExit: (code: numb
         options.workers = n;
       }
       const result = await exportGraph(dir, options);
-      if (result.diagnostics.length) io.err(result.diagnostics.map(formatDiagnostic).join('\n'));
+      // A refused export prints every error (they are why); an exported graph holds its diagnostics as
+      // records, so the terminal gets the first few and a count, not hundreds of lines.
+      const shown = result.ok ? result.diagnostics.slice(0, MAX_PRINTED) : result.diagnostics;
+      if (shown.length) io.err(shown.map(formatDiagnostic).join('\n'));
+      if (shown.length < result.diagnostics.length) {
+        io.err(`… and ${result.diagnostics.length - shown.length} more diagnostic(s), recorded in the graph as \`diagnostic\` records (kiln graph summary lists them by code)`);
+      }
       if (!result.ok) {
         setExit(1);
         return;
