@@ -7,10 +7,9 @@
  * files that hold the ground truth, determinism across two runs, pack latency; and that an edit makes
  * the pack say it is stale.
  *
- * The graph: each package of the task file is exported on its own (`exportGraph`, --mode, default
- * allow-errors: the corpus is a bare checkout without node_modules), then merged into one workspace
- * graph by prefixing every package-relative path with the package directory (ids are package-qualified
- * already), so one pack can span server and client and source anchors resolve from the checkout root.
+ * The graph: the task file's packages are exported (--mode, default allow-errors: the corpus is a bare
+ * checkout without node_modules) and merged into one workspace graph by `loadGraph` (ids are
+ * package-qualified already), so one pack can span server and client.
  *
  * Usage: node tools/eval-context.mjs [--repo DIR] [--ref REV] [--tasks FILE] [--mode allow-errors|checked] [--budgets 4000,8000] [--json]
  * --repo: a git repository of trpc (default /work/.mirror/trpc+trpc/repo, as `fetch github:trpc/trpc` leaves
@@ -18,11 +17,10 @@
  * Requires a build (`npm run build`).
  */
 import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
-import { dirname, join, posix, resolve } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 
@@ -72,39 +70,22 @@ try {
   execFileSync('bash', ['-c', `mkdir -p "${tree}" && git -C "${args.repo}" archive ${sha} ${spec.packages.join(' ')} | tar -x -C "${tree}"`]);
   log(`corpus: ${args.repo} at ${sha.slice(0, 9)}, packages ${spec.packages.join(', ')}`);
 
-  // ---- export each package, merge into one workspace graph
-  const store = join(tmp, 'store');
-  let header;
-  const records = [];
-  const exportMs = {};
-  for (const pkg of spec.packages) {
-    const t0 = performance.now();
-    const r = await core.exportGraph(join(tree, pkg), { mode: args.mode, store });
-    exportMs[pkg] = performance.now() - t0;
-    if (!r.ok) throw new Error(`${pkg}: export refused (${r.diagnostics.find((d) => d.severity === 'error')?.message ?? 'no graph'})`);
-    const [h, ...rest] = r.records;
-    header ??= h;
-    const prefix = (p) => posix.normalize(posix.join(pkg, p));
-    for (const rec of rest) {
-      const x = { ...rec };
-      if (x.span?.file) x.span = { ...x.span, file: prefix(x.span.file) };
-      if (x.kind === 'file' && typeof x.path === 'string') x.path = prefix(x.path);
-      if ((x.kind === 'module' || x.kind === 'diagnostic') && typeof x.file === 'string') x.file = prefix(x.file);
-      if (x.kind === 'package' && Array.isArray(x.manifests)) x.manifests = x.manifests.map((m) => ({ ...m, path: prefix(m.path) }));
-      records.push(x);
-    }
-    log(`exported ${pkg}: ${rest.length} records in ${(exportMs[pkg] / 1000).toFixed(1)} s`);
-  }
-  const snapshot = createHash('sha256').update(records.filter((r) => r.kind === 'file').map((r) => `${r.path}\0${r.content_hash}`).sort().join('\n')).digest('hex').slice(0, 32);
-  header = { ...header, package: null, snapshot: { id: snapshot, files: records.filter((r) => r.kind === 'file').length } };
-  const index = new core.GraphIndex({ header, records });
+  // ---- export each package and merge them into one workspace graph (loadGraph with several directories)
+  const t0 = performance.now();
+  const loaded = await core.loadGraph({ dir: spec.packages.map((p) => join(tree, p)), mode: args.mode, store: join(tmp, 'store') });
+  const exportMs = performance.now() - t0;
+  const { index, sourceDir } = loaded;
+  const records = index.records;
+  // Graph paths are relative to the packages' common root; the task file names them from the repository root.
+  const graphPath = (repoPath) => relative(sourceDir, join(tree, repoPath)).split(sep).join('/');
+  log(`exported and merged ${spec.packages.join(', ')}: ${records.length} records in ${(exportMs / 1000).toFixed(1)} s`);
 
   // ---- the tasks
   const rows = [];
   const latencies = [];
   let deterministic = true;
   for (const task of spec.tasks) {
-    const truth = new Set(task.truth.map(([pkg, file, name]) => `${pkg}/${file}#${name}`));
+    const truth = new Set(task.truth.map(([pkg, file, name]) => `${graphPath(`${pkg}/${file}`)}#${name}`));
     const truthFiles = [...new Set(task.truth.map(([pkg, file]) => `${pkg}/${file}`))];
     let fileTokens = 0;
     for (const f of truthFiles) fileTokens += tokensOf(await readFile(join(tree, f), 'utf8'));
@@ -112,9 +93,9 @@ try {
     for (const budget of budgets) {
       const req = { task: task.task, budget, format: 'compact' };
       const t0 = performance.now();
-      const a = await core.contextPack(index, req, { sourceDir: tree });
+      const a = await core.contextPack(index, req, { sourceDir });
       latencies.push(performance.now() - t0);
-      const b = await core.contextPack(index, req, { sourceDir: tree });
+      const b = await core.contextPack(index, req, { sourceDir });
       if (a.text !== b.text) deterministic = false;
       const decls = a.pack.items.filter((i) => i.kind === 'declaration');
       const keyOf = (i) => `${i.span?.file}#${i.path}`;
@@ -134,7 +115,7 @@ try {
   // ---- staleness after an edit
   const edited = `${spec.tasks[0].truth[0][0]}/${spec.tasks[0].truth[0][1]}`;
   await writeFile(join(tree, edited), `${await readFile(join(tree, edited), 'utf8')}\nexport const editedAfterExport = 1;\n`);
-  const stale = await core.contextPack(index, { task: spec.tasks[0].task, budget: budgets[0], format: 'compact' }, { sourceDir: tree });
+  const stale = await core.contextPack(index, { task: spec.tasks[0].task, budget: budgets[0], format: 'compact' }, { sourceDir });
 
   // ---- report
   if (args.json) {
@@ -142,7 +123,7 @@ try {
   } else {
     say(`kiln context-pack evaluation — ${new Date().toISOString()} — ${args.repo} at ${sha.slice(0, 9)} — export mode ${args.mode}`);
     say(`tasks: ${rows.length} (${args.tasks}); ground truth hand-written by reading the sources; token estimate ceil(chars/4)`);
-    say(`graph: ${records.length} records from ${spec.packages.join(', ')} (export ${spec.packages.map((p) => `${p} ${(exportMs[p] / 1000).toFixed(1)} s`).join(', ')})`);
+    say(`graph: ${records.length} records from ${spec.packages.join(', ')} (exported and merged in ${(exportMs / 1000).toFixed(1)} s)`);
     say();
     const head = ['task', 'truth', 'files tok', ...budgets.flatMap((b) => [`R@${b}`, `P@${b}`, `tok@${b}`])];
     const table = rows.map((r) => [r.id, r.truth, r.fileTokens, ...budgets.flatMap((b) => [r.budgets[b].recall.toFixed(2), r.budgets[b].precision.toFixed(2), r.budgets[b].tokens])]);
