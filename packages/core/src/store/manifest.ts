@@ -5,7 +5,11 @@
  * content hash and variant it had when last digested, and to the pack holding that content's slice:
  *
  *   {"kind":"kiln-manifest","format":2,"extractor":E,"digestSchema":S,
- *    "packs":[[key,integrity,size],…],"files":[[relativePath,contentHash,variant,packIndex],…]}
+ *    "packs":[[key,integrity,size],…],"files":[[relativePath,contentHash,variant,packIndex(,blob)],…]}
+ *
+ * `blob` (optional) is the git blob id of exactly the bytes that were hashed (checked when they were
+ * read, view/git-state.ts): while git vouches that the file still is that blob, its content hash is
+ * known without reading it. Readers that predate it ignore a fifth element; entries without it are read.
  *
  * It is single-writer per view by construction (one view = one working tree's package root); if two
  * runs on one view race, the last write wins and the other's entries cost a re-parse next time —
@@ -24,6 +28,8 @@ export interface ManifestEntry {
   variant: Variant;
   /** Index into `packs`. */
   pack: number;
+  /** Git blob id of the bytes hashed, verified at read time (view/git-state.ts), if known. */
+  blob?: string;
 }
 
 export interface Manifest {
@@ -38,11 +44,12 @@ export type ManifestRead =
   | { status: 'unavailable'; error: unknown };
 
 const VARIANTS = new Set(['ts', 'tsx', 'dts', 'js', 'jsx']);
+const BLOB_ID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
 /** Every this many writes of one key, its cacache index bucket is compacted to its newest line. */
 const COMPACT_EVERY = 32;
 
 export function encodeManifest(m: Manifest, digestSchema: number): string {
-  const files = [...m.files].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map(([rel, e]) => [rel, e.contentHash, e.variant, e.pack]);
+  const files = [...m.files].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map(([rel, e]) => (e.blob ? [rel, e.contentHash, e.variant, e.pack, e.blob] : [rel, e.contentHash, e.variant, e.pack]));
   return JSON.stringify({
     kind: 'kiln-manifest',
     format: STORE_FORMAT_VERSION,
@@ -74,11 +81,12 @@ export function decodeManifest(text: string, digestSchema: number): Manifest {
       typeof f[2] !== 'string' ||
       !VARIANTS.has(f[2]) ||
       typeof f[3] !== 'number' ||
-      !(f[3] >= 0 && f[3] < packs.length)
+      !(f[3] >= 0 && f[3] < packs.length) ||
+      (f[4] !== undefined && (typeof f[4] !== 'string' || !BLOB_ID.test(f[4])))
     ) {
       throw new Error('malformed manifest');
     }
-    files.set(f[0], { contentHash: f[1], variant: f[2] as Variant, pack: f[3] });
+    files.set(f[0], { contentHash: f[1], variant: f[2] as Variant, pack: f[3], ...(f[4] !== undefined ? { blob: f[4] as string } : {}) });
   }
   return { packs, files };
 }

@@ -5,8 +5,9 @@
  *
  * Lookup, on this thread:
  *   1. read the view's manifest (one entry);
- *   2. read and hash every file; a file whose (content hash, variant) is what the manifest recorded is
- *      a hit, to be taken from the pack the manifest names;
+ *   2. read and hash every file, except those git vouches for (view/git-state.ts) whose blob id is the
+ *      one the manifest recorded with their content hash; a file whose (content hash, variant) is what
+ *      the manifest recorded is a hit, to be taken from the pack the manifest names;
  *   3. a file the manifest does not know (new, edited, moved) is looked up by content: in the packs of
  *      this view's manifest, then of the other registered views (loaded once, lazily);
  *   4. what is still unknown is a miss, sent to the pool as soon as there is enough to keep it busy:
@@ -30,13 +31,14 @@ import { extractSlice } from '../facts/extract.js';
 import { fileKind, type Variant } from '../parse/language.js';
 import { sha256Hex } from '../digest/hash.js';
 import { viewIdOf } from '../store/format.js';
-import { encodeManifest, readManifest, registerView, writeManifest, type Manifest, type ManifestEntry } from '../store/manifest.js';
+import { encodeManifest, readManifest, registerView, writeManifest, type Manifest, type ManifestEntry, type ManifestRead } from '../store/manifest.js';
 import { packItemOf, writePack, type PackItem, type PackRef } from '../store/pack.js';
 import { contentKey, loadContentMap, SliceResolver, type Resolved } from '../store/lookup.js';
 import { readErrorText, storeErrorText } from '../store/error-text.js';
 import { createDigestPool, type DigestPool } from '../pool/pool.js';
 import type { DigestTaskResult } from '../pool/worker.js';
 import { EXTRACTOR_VERSION } from '../version.js';
+import { gitBlobId } from './git-state.js';
 
 /** A manifest naming more packs than this is rewritten over one pack (warm reads stay O(1)). */
 const MAX_PACKS_PER_VIEW = 8;
@@ -74,6 +76,13 @@ export interface CollectOptions {
    * it between runs of one view).
    */
   sliceCache?: Map<string, Slice>;
+  /**
+   * Files git vouches for → their blob id (view/git-state.ts). Such a file whose manifest entry
+   * recorded the same blob id is not read: its content hash is the recorded one.
+   */
+  vouched?: ReadonlyMap<string, string>;
+  /** The view's manifest as the caller already read it (readManifest), so it is not read twice. */
+  manifestRead?: ManifestRead;
 }
 
 export interface Collected {
@@ -85,6 +94,8 @@ export interface Collected {
   bytes: number;
   /** The caller's memo answered (`memo` returned true): `slices` is empty. */
   memoHit?: boolean;
+  /** Files whose content hash came from the manifest on git's word, without reading them. */
+  vouched: number;
 }
 
 interface Known {
@@ -94,6 +105,8 @@ interface Known {
   pack?: PackRef;
   /** The slice's JSON, for a repack. */
   json?: string;
+  /** Git blob id of the bytes that were hashed (verified), for the manifest. */
+  blob?: string;
 }
 
 export async function collectSlices(o: CollectOptions): Promise<Collected> {
@@ -106,7 +119,14 @@ export async function collectSlices(o: CollectOptions): Promise<Collected> {
   let corrupt = 0;
   let bytes = 0;
   let parsed = 0;
+  let vouchedHits = 0;
   let done = 0;
+  // Blob ids checked against the bytes read this run (rel → blob id and the content hash of those bytes).
+  const verified = new Map<string, { blob: string; contentHash: string }>();
+  const blobOf = (rel: string, contentHash: string): string | undefined => {
+    const v = verified.get(rel);
+    return v && v.contentHash === contentHash ? v.blob : undefined;
+  };
   const progress = () => o.onProgress?.(++done, files.length);
   // A store that cannot be used is reported once, then left alone for the rest of the run.
   const storeUnavailable = (reason: string) => {
@@ -129,7 +149,7 @@ export async function collectSlices(o: CollectOptions): Promise<Collected> {
   let ownText: string | undefined;
   let ownWrites = 0;
   if (storeDir) {
-    const m = await readManifest(storeDir, view, schema);
+    const m = o.manifestRead ?? (await readManifest(storeDir, view, schema));
     if (m.status === 'hit') {
       own = m.manifest;
       ownText = m.text;
@@ -176,7 +196,9 @@ export async function collectSlices(o: CollectOptions): Promise<Collected> {
     const k = contentKey(slice.contentHash, slice.variant);
     const text = json ?? JSON.stringify(slice);
     if (!newItems.has(k)) newItems.set(k, packItemOf(slice, text));
-    known.set(rel, { contentHash: slice.contentHash, variant: slice.variant, json: text });
+    // A worker reads the file again: the blob id holds only if it saw the bytes this thread checked.
+    const blob = blobOf(rel, slice.contentHash);
+    known.set(rel, { contentHash: slice.contentHash, variant: slice.variant, json: text, ...(blob ? { blob } : {}) });
   };
   const dispatch = (p: DigestPool, rel: string, variant: Variant) => {
     const t = p
@@ -236,6 +258,24 @@ export async function collectSlices(o: CollectOptions): Promise<Collected> {
     let sinceYield = 0;
     for (const rel of files) {
       const variant = fileKind(rel)!.variant;
+      const blob = storeDir ? o.vouched?.get(rel) : undefined;
+      if (blob !== undefined) {
+        const e = own?.files.get(rel);
+        if (e && e.blob === blob && e.variant === variant) {
+          // Git vouches the file is this blob, whose bytes hashed to e.contentHash when it was read.
+          vouchedHits++;
+          ownHits++;
+          verified.set(rel, { blob, contentHash: e.contentHash });
+          const cached = o.sliceCache?.get(contentKey(e.contentHash, variant));
+          if (cached && !deferred) {
+            slices.set(rel, cached);
+            known.set(rel, { contentHash: e.contentHash, variant, pack: own!.packs[e.pack]!, blob });
+            storeHits++;
+            progress();
+          } else hit(rel, variant, e.contentHash, own!.packs[e.pack]!);
+          continue;
+        }
+      }
       let data: Buffer;
       try {
         // Synchronous: for many small files one blocking read is several times cheaper than the four
@@ -249,6 +289,7 @@ export async function collectSlices(o: CollectOptions): Promise<Collected> {
       bytes += data.length;
       if (storeDir) {
         const contentHash = sha256Hex(data);
+        if (blob !== undefined && gitBlobId(data, blob.length) === blob) verified.set(rel, { blob, contentHash });
         const e: ManifestEntry | undefined = own?.files.get(rel);
         if (e && e.contentHash === contentHash && e.variant === variant) {
           ownHits++;
@@ -256,7 +297,8 @@ export async function collectSlices(o: CollectOptions): Promise<Collected> {
           if (cached && !deferred) {
             // Decoded earlier in this process, from the pack the manifest names: no store read.
             slices.set(rel, cached);
-            known.set(rel, { contentHash, variant, pack: own!.packs[e.pack]! });
+            const b = blobOf(rel, contentHash);
+            known.set(rel, { contentHash, variant, pack: own!.packs[e.pack]!, ...(b ? { blob: b } : {}) });
             storeHits++;
             progress();
           } else hit(rel, variant, contentHash, own!.packs[e.pack]!);
@@ -282,7 +324,16 @@ export async function collectSlices(o: CollectOptions): Promise<Collected> {
     if (deferred) {
       if (diagnostics.length === diagnosticsBefore && ownHits === files.length && pending.length === files.length && (await o.memo!(pending.map((p) => ({ rel: p.rel, contentHash: p.contentHash, variant: p.variant }))))) {
         for (let i = 0; i < pending.length; i++) progress();
-        return { slices, parsed: 0, storeHits: pending.length, corrupt: 0, workers: 0, bytes, memoHit: true };
+        if (storeDir && [...verified.keys()].some((rel) => own!.files.get(rel)?.blob !== verified.get(rel)!.blob)) {
+          // Newly verified blob ids are worth keeping even when nothing else changed.
+          for (const p of pending) known.set(p.rel, { contentHash: p.contentHash, variant: p.variant, pack: p.ref, ...(blobOf(p.rel, p.contentHash) ? { blob: blobOf(p.rel, p.contentHash)! } : {}) });
+          try {
+            await writeBack(storeDir);
+          } catch (e) {
+            storeUnavailable(storeErrorText(e));
+          }
+        }
+        return { slices, parsed: 0, storeHits: pending.length, corrupt: 0, workers: 0, bytes, memoHit: true, vouched: vouchedHits };
       }
       startResolving();
     }
@@ -292,7 +343,8 @@ export async function collectSlices(o: CollectOptions): Promise<Collected> {
       const r = await p.result!;
       if (r.status === 'hit') {
         slices.set(p.rel, r.slice);
-        known.set(p.rel, { contentHash: p.contentHash, variant: p.variant, pack: p.ref, json: r.json });
+        const b = blobOf(p.rel, p.contentHash);
+        known.set(p.rel, { contentHash: p.contentHash, variant: p.variant, pack: p.ref, json: r.json, ...(b ? { blob: b } : {}) });
         storeHits++;
         progress();
         continue;
@@ -338,7 +390,7 @@ export async function collectSlices(o: CollectOptions): Promise<Collected> {
     for (const s of slices.values()) o.sliceCache.set(contentKey(s.contentHash, s.variant), s);
   }
   const workers = o.pool ? Math.min(o.pool.threads, parsed) : poolThreads;
-  return { slices, parsed, storeHits, corrupt, workers, bytes };
+  return { slices, parsed, storeHits, corrupt, workers, bytes, vouched: vouchedHits };
 
   async function writeBack(dir: string): Promise<void> {
     let fresh: PackRef | undefined;
@@ -348,7 +400,7 @@ export async function collectSlices(o: CollectOptions): Promise<Collected> {
     for (const [rel, k] of known) entries.set(rel, k.pack ? k : { ...k, pack: fresh });
     if (own) {
       for (const [rel, e] of own.files) {
-        if (!o.inScope(rel) && !entries.has(rel)) entries.set(rel, { contentHash: e.contentHash, variant: e.variant, pack: own.packs[e.pack]! });
+        if (!o.inScope(rel) && !entries.has(rel)) entries.set(rel, { contentHash: e.contentHash, variant: e.variant, pack: own.packs[e.pack]!, ...(e.blob ? { blob: e.blob } : {}) });
       }
     }
     let manifest = toManifest(entries);
@@ -388,7 +440,7 @@ function toManifest(entries: Map<string, Known>): Manifest {
       packs.push(k.pack);
       at.set(k.pack.integrity, i);
     }
-    files.set(rel, { contentHash: k.contentHash, variant: k.variant, pack: i });
+    files.set(rel, { contentHash: k.contentHash, variant: k.variant, pack: i, ...(k.blob ? { blob: k.blob } : {}) });
   }
   return { packs, files };
 }

@@ -1,6 +1,8 @@
 /**
  * Which files of a directory are sources. Deterministic (sorted, POSIX-relative paths), skips
- * dependency and build-output folders, never follows symlinked directories (no cycles).
+ * dependency and build-output folders, never follows symlinked directories (no cycles). The same rules
+ * decide a file list made from git's view of the tree (view/git-state.ts): `isListedSourcePath` is
+ * the one definition of both.
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
@@ -8,8 +10,41 @@ import { isSourceFile } from '../parse/language.js';
 
 const ALWAYS_SKIPPED = new Set(['node_modules', '.git', '.nx', 'coverage']);
 
+function normalizeSkipped(extraSkipped: string[]): Set<string> {
+  return new Set(extraSkipped.map((p) => p.split(sep).join('/').replace(/^\.\//, '').replace(/\/$/, '')));
+}
+
+function isSkippedDir(name: string, rel: string, skipped: ReadonlySet<string>): boolean {
+  return ALWAYS_SKIPPED.has(name) || name.startsWith('.') || skipped.has(rel);
+}
+
+/**
+ * Whether listSourceFiles(root, extraSkipped) lists this root-relative POSIX path, were it a regular
+ * file: a source file name under no skipped directory.
+ */
+export function sourcePathFilter(extraSkipped: string[] = []): (rel: string) => boolean {
+  const skipped = normalizeSkipped(extraSkipped);
+  return (rel) => {
+    let from = 0;
+    for (let slash = rel.indexOf('/'); slash !== -1; slash = rel.indexOf('/', from)) {
+      if (isSkippedDir(rel.slice(from, slash), rel.slice(0, slash), skipped)) return false;
+      from = slash + 1;
+    }
+    return from < rel.length && isSourceFile(rel.slice(from));
+  };
+}
+
 export async function listSourceFiles(root: string, extraSkipped: string[] = []): Promise<string[]> {
-  const skipped = new Set(extraSkipped.map((p) => p.split(sep).join('/').replace(/^\.\//, '').replace(/\/$/, '')));
+  return listSourceFilesUnder(root, '', extraSkipped);
+}
+
+/**
+ * listSourceFiles(root, extraSkipped) restricted to the directory `startRel` (root-relative POSIX,
+ * '' for all): the same paths, relative to `root`. The caller has checked that `startRel` itself is
+ * not skipped.
+ */
+export async function listSourceFilesUnder(root: string, startRel: string, extraSkipped: string[] = []): Promise<string[]> {
+  const skipped = normalizeSkipped(extraSkipped);
   const out: string[] = [];
   async function walk(dir: string): Promise<void> {
     const entries = await readdir(dir, { withFileTypes: true });
@@ -18,7 +53,7 @@ export async function listSourceFiles(root: string, extraSkipped: string[] = [])
       const abs = join(dir, e.name);
       const rel = relative(root, abs).split(sep).join('/');
       if (e.isDirectory()) {
-        if (ALWAYS_SKIPPED.has(e.name) || e.name.startsWith('.') || skipped.has(rel)) continue;
+        if (isSkippedDir(e.name, rel, skipped)) continue;
         subdirs.push(walk(abs)); // sibling directories are read concurrently; the result is sorted below
       } else if (e.isFile() && isSourceFile(e.name)) {
         out.push(rel);
@@ -26,7 +61,7 @@ export async function listSourceFiles(root: string, extraSkipped: string[] = [])
     }
     await Promise.all(subdirs);
   }
-  await walk(root);
+  await walk(startRel ? join(root, ...startRel.split('/')) : root);
   return out.sort();
 }
 

@@ -69,8 +69,13 @@ export interface DigestStats {
   storeHits: number;
   corruptEntries: number;
   workers: number;
+  /** Bytes read (files git vouched for are not read). */
   bytes: number;
   ms: number;
+  /** How the file list and content hashes were reconciled: from git's status and index, or by listing and hashing. */
+  sync?: 'git' | 'scan';
+  /** Files whose content hash came from the view's manifest on git's word, unread (view/git-state.ts). */
+  vouched?: number;
 }
 
 export interface DigestReport {
