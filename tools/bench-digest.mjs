@@ -9,6 +9,8 @@
  *      startup and JIT warm-up included, reported apart), and with long-lived pools (steady state);
  *   4. warm `digestTree` (second run, same store) and its ratio to cold; also with the view's report memo
  *      off (every slice decoded and assembled);
+ *   5. the machine's ceiling for two threads: an integer loop and extractSlice alone, 1 thread vs 2 at once
+ *      (no pool, no main-thread work), beside the cores a 1- and a 2-worker run keep busy;
  * then the targets with PASS/MISS (by wall time, and the rate targets also by process CPU time), and
  * timing splits that say where the time goes: the warm run's phases (listing, read + hash, store lookups
  * through the view's manifest and packs, assembly), the store entries a cold run writes and a warm run
@@ -347,6 +349,43 @@ function freshThreadPasses(files, passes, env = process.env, op = 'extract') {
   });
 }
 
+/**
+ * The machine's own ceiling for two threads, without kiln's pool or main thread: `n` threads start
+ * together (after a warm-up, behind a barrier) and each runs the same work; returns the wall time until
+ * the last finishes and the process CPU time meanwhile. `op` is `extract` (extractSlice over the corpus,
+ * 2 passes) or `spin` (an integer loop that touches no memory: the CPU-only control).
+ */
+const CONCURRENT_THREAD = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { readFileSync } = require('node:fs');
+(async () => {
+  let work;
+  if (workerData.op === 'spin') {
+    work = () => { let x = 0; for (let i = 0; i < 3e8; i++) x = (x * 31 + i) | 0; return x; };
+  } else {
+    const core = await import(workerData.core);
+    const files = workerData.files.map(([p, v]) => [readFileSync(p), v]);
+    work = () => { let n = 0; for (let r = 0; r < 2; r++) for (const [b, v] of files) n += core.extractSlice(b, v).decls.length; return n; };
+  }
+  for (let i = 0; i < (workerData.op === 'spin' ? 1 : 3); i++) work();
+  parentPort.postMessage('ready');
+  parentPort.once('message', () => { work(); parentPort.postMessage('done'); });
+})();
+`;
+async function concurrentThreads(n, op, files) {
+  const ws = Array.from({ length: n }, () => new Worker(CONCURRENT_THREAD, {
+    eval: true,
+    workerData: { core: pathToFileURL(join(coreDist, 'index.js')).href, files, op },
+    resourceLimits: { stackSizeMb: 8 },
+  }));
+  try {
+    await Promise.all(ws.map((w) => new Promise((res, rej) => { w.once('message', res); w.once('error', rej); })));
+    return await measure(() => Promise.all(ws.map((w) => new Promise((res, rej) => { w.once('message', res); w.once('error', rej); w.postMessage('go'); }))));
+  } finally {
+    await Promise.all(ws.map((w) => w.terminate()));
+  }
+}
+
 // ------------------------------------------------------------------ statistics and printing
 
 const median = (xs) => {
@@ -576,6 +615,19 @@ try {
   process.stderr.write('\n');
   reference = undefined;
 
+  // ---- 5: the machine's ceiling for two threads (no pool, no main-thread work), interleaved
+  process.stderr.write('ceiling runs');
+  const ceiling = { spin1: [], spin2: [], ext1: [], ext2: [] };
+  const threadFiles = files.map((f) => [join(stage, f.staged), f.variant]);
+  for (let r = 0; r < REPS; r++) {
+    for (const n of r % 2 ? [2, 1] : [1, 2]) {
+      ceiling[`spin${n}`].push(await concurrentThreads(n, 'spin', threadFiles));
+      ceiling[`ext${n}`].push(await concurrentThreads(n, 'extract', threadFiles));
+    }
+    process.stderr.write('.');
+  }
+  process.stderr.write('\n');
+
   // ---- the table
   const medW = (xs) => median(wallOf(xs));
   const medC = (xs) => median(cpuOf(xs));
@@ -627,6 +679,19 @@ try {
   const s2 = rate(steady[2]);
   row('3 cold tree', 'digestTree, empty store, 1 worker, warm pool (steady state)', steady[1], '1.00×', '≥3 MB/s/worker', verdict(s1 >= 3));
   row('3 cold tree', 'digestTree, empty store, 2 workers, warm pool (steady state)', steady[2], `${fmt(s2 / s1, 2)}× 1w (cpu cost ${fmt(medC(steady[2]) / medC(steady[1]), 2)}× 1w)`, '≥1.7× 1 worker', verdict(s2 / s1 >= 1.7));
+  {
+    // Cores a run kept busy (process CPU time / wall time, all threads): a "1 worker" run also uses the
+    // machine's second core for V8's GC and compiler helper threads and the main thread, so two workers
+    // have less than 2× the CPU of one to gain from.
+    const cores = (xs) => medC(xs) / medW(xs);
+    rows.push(['3 cold tree', 'cores busy: 1 worker, warm pool (cpu ms / wall ms)', '', '', '', '', '', `${fmt(cores(steady[1]), 2)} cores`, '', '']);
+    rows.push(['3 cold tree', 'cores busy: 2 workers, warm pool', '', '', '', '', '', `${fmt(cores(steady[2]), 2)} cores (ceiling ${fmt(os.availableParallelism() / cores(steady[1]), 2)}× 1w)`, '', '']);
+    // Each thread runs the same work: n threads doing n× the work in wall time t_n scale by n·t_1/t_n.
+    const scale = (a, b) => (2 * medW(a)) / medW(b);
+    rows.push(['5 ceiling', 'integer loop, 1 thread vs 2 threads (2× the work): CPU-only control', '', fmt(medW(ceiling.spin2), 0), range(ceiling.spin2), fmt(medC(ceiling.spin2), 0), '', `${fmt(scale(ceiling.spin1, ceiling.spin2), 2)}× 1 thread`, '', '']);
+    rows.push(['5 ceiling', 'extractSlice, 1 thread (2 passes, warm JIT, no pool)', '', fmt(medW(ceiling.ext1), 0), range(ceiling.ext1), fmt(medC(ceiling.ext1), 0), '', `${fmt(cores(ceiling.ext1), 2)} cores busy`, '', '']);
+    rows.push(['5 ceiling', 'extractSlice, 2 threads at once (2× the work, no pool)', '', fmt(medW(ceiling.ext2), 0), range(ceiling.ext2), fmt(medC(ceiling.ext2), 0), '', `${fmt(scale(ceiling.ext1, ceiling.ext2), 2)}× 1 thread; ${fmt(cores(ceiling.ext2), 2)} cores; cpu per pass ${fmt((medC(ceiling.ext2) / 2) / medC(ceiling.ext1), 2)}× 1 thread`, '', '']);
+  }
   const speedup = medW(cold[2]) / medW(warm);
   row('4 warm tree', 'digestTree, same store, 2nd run (0 parsed)', warm, `${fmt(speedup, 1)}× faster than cold 2w (${fmt(medW(cold[1]) / medW(warm), 1)}× 1w)`, '≥20× cold', verdict(speedup >= 20));
   {
@@ -679,6 +744,7 @@ try {
     ['2 workers ≥ 1.7× 1 worker (digestTree, startup incl.)', `${fmt(c2 / c1, 2)}×`, verdict(c2 / c1 >= 1.7)],
     ['cold digest ≥ 3 MB/s per worker (digestTree, 1 worker, warm pool)', `${fmt(s1, 2)} MB/s`, verdict(s1 >= 3)],
     ['2 workers ≥ 1.7× 1 worker (digestTree, warm pools)', `${fmt(s2 / s1, 2)}×`, verdict(s2 / s1 >= 1.7)],
+    ['2 threads ≥ 1.7× 1 (extractSlice alone, no pool: the machine ceiling)', `${fmt((2 * medW(ceiling.ext1)) / medW(ceiling.ext2), 2)}×`, verdict((2 * medW(ceiling.ext1)) / medW(ceiling.ext2) >= 1.7)],
     ['warm ≥ 20× faster than cold (vs 2 workers, warm pool)', `${fmt(medW(steady[2]) / medW(warm), 1)}×`, verdict(medW(steady[2]) / medW(warm) >= 20)],
   ];
   // The same targets by process CPU time (all threads): less sensitive to other work on the machine,
