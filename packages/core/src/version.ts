@@ -9,6 +9,15 @@
 /** Version of the fact extractor (parse + walk). Part of every slice key. */
 export const EXTRACTOR_VERSION = 4;
 
+/**
+ * The TypeScript parser EXTRACTOR_VERSION was cut for (kiln pins it exactly). Slices are keyed by
+ * EXTRACTOR_VERSION, not by the parser, so a process whose installed `typescript` is another version
+ * must not share the store (parse/parser-version.ts turns the store off and says so): a newer parser
+ * may see a file differently. Upgrading kiln's typescript means bumping EXTRACTOR_VERSION and this
+ * together (test/parser-version.test.ts fails until both move).
+ */
+export const EXTRACTOR_PARSER_VERSION = '5.9.3';
+
 /** Current semantic/doc digest projection. Every digest carries it as `digest_schema`. */
 export const DIGEST_SCHEMA = 2;
 

@@ -171,6 +171,13 @@ export const CODES = {
       'A JavaScript or declaration file differs beyond non-meaningful comments, whitespace and the order of hoisted declarations, or another file differs byte for byte. If one output was restored from a cache entry kiln keyed as unchanged, that cache hit was wrong.',
     hint: 'Compare the two files at the reported declaration and token; if a cache hit was involved, report it to kiln with both outputs, and rebuild with the cache skipped.',
   },
+  KILN_PARSER_MISMATCH: {
+    severity: 'warning',
+    title: 'The installed TypeScript parser is not the one kiln extracts with',
+    meaning:
+      'kiln keys stored slices by its extractor version, which was cut for one exact TypeScript version. Another version may parse a file differently, so this run neither read nor wrote the local store: every file was parsed, and the results are correct, only slower.',
+    hint: 'Install kiln with its own pinned typescript (`npm ls typescript` shows which copy @kiln/core resolves; remove an `overrides`/`resolutions` entry that forces another version).',
+  },
   KILN_READ_FAILED: {
     severity: 'error',
     title: 'A source file could not be read',

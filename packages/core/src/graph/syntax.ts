@@ -37,6 +37,7 @@ import { buildOutputDirs, listSourceFiles } from '../view/files.js';
 import { resolveSpecifier } from '../view/resolve.js';
 import { ModuleExports, type Target } from '../view/surface.js';
 import type { Locator } from './locate.js';
+import { parserMismatch } from '../parse/parser-version.js';
 
 const toPosix = (p: string) => p.split(sep).join('/');
 const TYPE_KINDS: ReadonlySet<DeclKind> = new Set<DeclKind>(['interface', 'type']);
@@ -73,7 +74,8 @@ export class ForeignSlices {
     /** Slices by content key kept between exports in one process (a session); filled here. */
     private readonly memory?: Map<string, Slice>,
   ) {
-    this.resolver = storeDir ? new SliceResolver(storeDir, digestSchema) : undefined;
+    // Another parser than the store's slices were made by: other packages are parsed, not looked up.
+    this.resolver = storeDir && !parserMismatch() ? new SliceResolver(storeDir, digestSchema) : undefined;
   }
 
   private pkg(root: string): Promise<ForeignPackage | null> {

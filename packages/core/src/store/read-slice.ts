@@ -8,6 +8,7 @@
 import cacache from 'cacache';
 import type { Slice } from '../facts/slice.js';
 import { sliceKey } from './format.js';
+import { parserMismatch } from '../parse/parser-version.js';
 import { storeErrorText } from './error-text.js';
 import type { Variant } from '../parse/language.js';
 import { contentKey, loadContentMap, SliceResolver } from './lookup.js';
@@ -20,6 +21,8 @@ export type ReadResult =
   | { status: 'unavailable'; reason: string };
 
 export async function readSlice(storeDir: string, contentHash: string, variant: Variant, digestSchema: number): Promise<ReadResult> {
+  const mismatch = parserMismatch();
+  if (mismatch) return { status: 'unavailable', reason: mismatch };
   const key = sliceKey(contentHash, variant, digestSchema);
   let ref: PackRef | undefined;
   try {

@@ -7,9 +7,11 @@
 import cacache from 'cacache';
 import type { Slice } from '../facts/slice.js';
 import { sliceKey } from './format.js';
+import { parserMismatch } from '../parse/parser-version.js';
 import { packItemOf, writePack } from './pack.js';
 
 export async function writeSlice(storeDir: string, slice: Slice, knownAbsent = false): Promise<void> {
+  if (parserMismatch()) return; // made by another parser than the store's slices: never shared
   const key = sliceKey(slice.contentHash, slice.variant, slice.digestSchema);
   if (!knownAbsent) {
     const info = await cacache.get.info(storeDir, key);

@@ -39,6 +39,7 @@ import { createDigestPool, type DigestPool } from '../pool/pool.js';
 import type { DigestTaskResult } from '../pool/worker.js';
 import { EXTRACTOR_VERSION } from '../version.js';
 import { gitBlobId } from './git-state.js';
+import { parserMismatch } from '../parse/parser-version.js';
 
 /** A manifest naming more packs than this is rewritten over one pack (warm reads stay O(1)). */
 const MAX_PACKS_PER_VIEW = 8;
@@ -142,6 +143,13 @@ export async function collectSlices(o: CollectOptions): Promise<Collected> {
       }),
     );
   };
+
+  // A process extracting with another TypeScript than the one the store's slices were made by must not share them.
+  const mismatch = storeDir ? parserMismatch() : undefined;
+  if (mismatch) {
+    diagnostics.push(diagnostic('KILN_PARSER_MISMATCH', mismatch, { producer: 'store' }));
+    storeDir = null;
+  }
 
   // ---------------------------------------------------------------- 1. the view's manifest
   const view = viewIdOf(packageRoot);
