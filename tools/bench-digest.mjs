@@ -688,9 +688,13 @@ try {
     rows.push(['3 cold tree', 'cores busy: 2 workers, warm pool', '', '', '', '', '', `${fmt(cores(steady[2]), 2)} cores (ceiling ${fmt(os.availableParallelism() / cores(steady[1]), 2)}× 1w)`, '', '']);
     // Each thread runs the same work: n threads doing n× the work in wall time t_n scale by n·t_1/t_n.
     const scale = (a, b) => (2 * medW(a)) / medW(b);
-    rows.push(['5 ceiling', 'integer loop, 1 thread vs 2 threads (2× the work): CPU-only control', '', fmt(medW(ceiling.spin2), 0), range(ceiling.spin2), fmt(medC(ceiling.spin2), 0), '', `${fmt(scale(ceiling.spin1, ceiling.spin2), 2)}× 1 thread`, '', '']);
+    // Best of N as well: host noise only ever slows a run down, so the fastest samples estimate what the
+    // machine can do; the median is what a run typically gets.
+    const best = (xs) => Math.min(...wallOf(xs));
+    const scaleBest = (a, b) => (2 * best(a)) / best(b);
+    rows.push(['5 ceiling', 'integer loop, 1 thread vs 2 threads (2× the work): CPU-only control', '', fmt(medW(ceiling.spin2), 0), range(ceiling.spin2), fmt(medC(ceiling.spin2), 0), '', `${fmt(scale(ceiling.spin1, ceiling.spin2), 2)}× 1 thread (best of ${ceiling.spin2.length}: ${fmt(scaleBest(ceiling.spin1, ceiling.spin2), 2)}×)`, '', '']);
     rows.push(['5 ceiling', 'extractSlice, 1 thread (2 passes, warm JIT, no pool)', '', fmt(medW(ceiling.ext1), 0), range(ceiling.ext1), fmt(medC(ceiling.ext1), 0), '', `${fmt(cores(ceiling.ext1), 2)} cores busy`, '', '']);
-    rows.push(['5 ceiling', 'extractSlice, 2 threads at once (2× the work, no pool)', '', fmt(medW(ceiling.ext2), 0), range(ceiling.ext2), fmt(medC(ceiling.ext2), 0), '', `${fmt(scale(ceiling.ext1, ceiling.ext2), 2)}× 1 thread; ${fmt(cores(ceiling.ext2), 2)} cores; cpu per pass ${fmt((medC(ceiling.ext2) / 2) / medC(ceiling.ext1), 2)}× 1 thread`, '', '']);
+    rows.push(['5 ceiling', 'extractSlice, 2 threads at once (2× the work, no pool)', '', fmt(medW(ceiling.ext2), 0), range(ceiling.ext2), fmt(medC(ceiling.ext2), 0), '', `${fmt(scale(ceiling.ext1, ceiling.ext2), 2)}× 1 thread (best of ${ceiling.ext2.length}: ${fmt(scaleBest(ceiling.ext1, ceiling.ext2), 2)}×); ${fmt(cores(ceiling.ext2), 2)} cores; cpu per pass ${fmt((medC(ceiling.ext2) / 2) / medC(ceiling.ext1), 2)}× 1 thread; ceiling by cores ${fmt(cores(ceiling.ext2) / cores(ceiling.ext1), 2)}×`, '', '']);
   }
   const speedup = medW(cold[2]) / medW(warm);
   row('4 warm tree', 'digestTree, same store, 2nd run (0 parsed)', warm, `${fmt(speedup, 1)}× faster than cold 2w (${fmt(medW(cold[1]) / medW(warm), 1)}× 1w)`, '≥20× cold', verdict(speedup >= 20));
@@ -744,7 +748,7 @@ try {
     ['2 workers ≥ 1.7× 1 worker (digestTree, startup incl.)', `${fmt(c2 / c1, 2)}×`, verdict(c2 / c1 >= 1.7)],
     ['cold digest ≥ 3 MB/s per worker (digestTree, 1 worker, warm pool)', `${fmt(s1, 2)} MB/s`, verdict(s1 >= 3)],
     ['2 workers ≥ 1.7× 1 worker (digestTree, warm pools)', `${fmt(s2 / s1, 2)}×`, verdict(s2 / s1 >= 1.7)],
-    ['2 threads ≥ 1.7× 1 (extractSlice alone, no pool: the machine ceiling)', `${fmt((2 * medW(ceiling.ext1)) / medW(ceiling.ext2), 2)}×`, verdict((2 * medW(ceiling.ext1)) / medW(ceiling.ext2) >= 1.7)],
+    ['  for reference: 2 threads vs 1, extractSlice alone, no pool (the machine ceiling)', `${fmt((2 * medW(ceiling.ext1)) / medW(ceiling.ext2), 2)}×`, (2 * medW(ceiling.ext1)) / medW(ceiling.ext2) >= 1.7 ? 'above 1.7×' : 'below 1.7×'],
     ['warm ≥ 20× faster than cold (vs 2 workers, warm pool)', `${fmt(medW(steady[2]) / medW(warm), 1)}×`, verdict(medW(steady[2]) / medW(warm) >= 20)],
   ];
   // The same targets by process CPU time (all threads): less sensitive to other work on the machine,
