@@ -52,6 +52,7 @@ interface CommonOptions {
   workers?: string;
   maxFileSize?: string;
   progress?: boolean;
+  sync?: 'auto' | 'git' | 'scan';
 }
 
 function treeOptions(o: CommonOptions, io: Io): DigestTreeOptions {
@@ -59,6 +60,7 @@ function treeOptions(o: CommonOptions, io: Io): DigestTreeOptions {
   if (o.store === false) opts.store = false;
   else if (typeof o.store === 'string') opts.store = o.store;
   if (o.workers !== undefined) opts.workers = intOption('--workers', o.workers, 0);
+  if (o.sync !== undefined) opts.git = o.sync === 'auto' ? 'auto' : o.sync === 'git';
   const max = o.maxFileSize ?? process.env.KILN_MAX_FILE_SIZE;
   if (max !== undefined) opts.maxFileSize = intOption('--max-file-size', max, 1);
   const showProgress = o.progress ?? (process.stderr.isTTY && o.format === 'text');
@@ -89,6 +91,9 @@ function withCommonOptions(cmd: Command): Command {
     .option('--store <dir>', 'local store directory (default: $KILN_STORE or ~/.cache/kiln/store)')
     .option('--no-store', 'do not read or write the local store')
     .option('--workers <n>', 'worker threads (default: the machine; 0 = no pool)')
+    .addOption(
+      new Option('--sync <how>', 'reconcile the view with its tree from git status and the index (git), by listing and hashing (scan), or git for views of 1000+ files (auto; $KILN_GIT_SYNC=0/1 changes the default)').choices(['auto', 'git', 'scan']),
+    )
     .option('--max-file-size <bytes>', 'do not parse files larger than this (default 8 MiB, or $KILN_MAX_FILE_SIZE)')
     .option('--progress', 'print progress on stderr (default: when stderr is a terminal)');
 }

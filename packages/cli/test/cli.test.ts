@@ -34,6 +34,27 @@ describe('kiln CLI', () => {
     expect(kiln('digest', v1, '--workers', 'many').code).toBe(2);
   });
 
+  it('--sync git reconciles from git status and the index (this repository), --sync scan lists and hashes; same report', () => {
+    expect(kiln('digest', v1, '--sync', 'sometimes').code).toBe(2);
+    const gitStore = join(tmp, 'sync-store');
+    const run = (how: string) => {
+      const r = spawnSync(process.execPath, [bin, 'digest', v1, '--format', 'json', '--sync', how, '--workers', '0'], { cwd: root, encoding: 'utf8', env: { ...process.env, KILN_STORE: gitStore } });
+      expect(r.status).toBe(0);
+      return JSON.parse(r.stdout) as { stats: { sync: string; vouched: number; bytes: number }; declarations: unknown[] };
+    };
+    run('git'); // records the blob ids of the files it reads
+    const fromGit = run('git');
+    expect(fromGit.stats.sync).toBe('git');
+    // fixtures/demo/v1 is committed in this repository: unless it is edited in this checkout, git
+    // vouches for its files and none is read
+    const dirty = spawnSync('git', ['status', '--porcelain', '--', v1], { cwd: root, encoding: 'utf8' }).stdout.trim();
+    if (!dirty) expect(fromGit.stats.vouched).toBeGreaterThan(0);
+    const scanned = run('scan');
+    expect(scanned.stats.sync).toBe('scan');
+    expect(scanned.stats.vouched).toBe(0);
+    expect(JSON.stringify(scanned.declarations)).toBe(JSON.stringify(fromGit.declarations));
+  });
+
   it('exits 1 with a coded diagnostic for a missing path', () => {
     const r = kiln('digest', join(tmp, 'nope'));
     expect(r.code).toBe(1);

@@ -55,16 +55,19 @@ async function makeRepo(): Promise<{ main: string; second: string }> {
 const decl = (r: DigestReport, path: string) => r.declarations.find((d) => d.path === path && d.module_level);
 const canonical = (r: DigestReport) => JSON.stringify({ ...r, stats: undefined });
 
-describe('two git worktrees share one store', () => {
+describe.each([
+  ['lists and hashes its tree', false],
+  ['syncs from git status and the index', true],
+] as const)('two git worktrees share one store: each view %s', (_how, useGit) => {
   it('each sees its own edit of the same file; identical files are extracted once; a rename parses nothing', async () => {
     const { main, second } = await makeRepo();
     const store = join(await tempDir(), 'store');
     await writeFile(join(main, 'src/shape.ts'), FILES['src/shape.ts']!.replace('Math.PI * r * r', 'r * r * 3'));
     await writeFile(join(second, 'src/shape.ts'), FILES['src/shape.ts']!.replace('Math.PI * r * r', '4 * r * r'));
 
-    const a = await digestTree(main, { store, workers: 0 });
+    const a = await digestTree(main, { store, workers: 0, git: useGit });
     expect(a.stats).toMatchObject({ parsed: SOURCES, storeHits: 0 });
-    const b = await digestTree(second, { store, workers: 0 });
+    const b = await digestTree(second, { store, workers: 0, git: useGit });
     // Only the file whose bytes differ between the worktrees is extracted again.
     expect(b.stats).toMatchObject({ parsed: 1, storeHits: SOURCES - 1 });
     // Each worktree's answer is its own, and equals a store-less run of that worktree.
@@ -72,22 +75,28 @@ describe('two git worktrees share one store', () => {
     expect(decl(a, 'main')!.semantic_digest).toBe(decl(b, 'main')!.semantic_digest);
     expect(canonical(a)).toBe(canonical(await digestTree(main, { store: false, workers: 0 })));
     expect(canonical(b)).toBe(canonical(await digestTree(second, { store: false, workers: 0 })));
-    // Warm again: nothing parsed in either.
-    expect((await digestTree(main, { store, workers: 0 })).stats.parsed).toBe(0);
-    expect((await digestTree(second, { store, workers: 0 })).stats.parsed).toBe(0);
+    // Warm again: nothing parsed in either (from git: the committed files are not even read).
+    const warmMain = await digestTree(main, { store, workers: 0, git: useGit });
+    expect(warmMain.stats.parsed).toBe(0);
+    expect((await digestTree(second, { store, workers: 0, git: useGit })).stats.parsed).toBe(0);
+    const warmer = await digestTree(main, { store, workers: 0, git: useGit });
+    expect(warmer.stats.sync).toBe(useGit ? 'git' : 'scan');
+    // shape.ts is edited (read); the other files are vouched for once their blob ids are recorded
+    if (useGit) expect(warmer.stats.vouched).toBe(SOURCES - 1);
+    else expect(warmer.stats.vouched).toBe(0);
 
     // A rename in one worktree: the content is known, so nothing is parsed; the report follows the move.
     git(second, 'mv', 'src/util.ts', 'src/helpers.ts');
-    const moved = await digestTree(second, { store, workers: 0 });
+    const moved = await digestTree(second, { store, workers: 0, git: useGit });
     expect(moved.stats).toMatchObject({ parsed: 0, storeHits: SOURCES });
     expect(moved.files.map((f) => f.path)).toContain('src/helpers.ts');
     expect(moved.files.map((f) => f.path)).not.toContain('src/util.ts');
     expect(canonical(moved)).toBe(canonical(await digestTree(second, { store: false, workers: 0 })));
     // A deletion: gone from the report, and the other worktree is untouched.
     await rm(join(second, 'src/extra.ts'));
-    const deleted = await digestTree(second, { store, workers: 0 });
+    const deleted = await digestTree(second, { store, workers: 0, git: useGit });
     expect(deleted.files.map((f) => f.path)).not.toContain('src/extra.ts');
-    expect((await digestTree(main, { store, workers: 0 })).files.map((f) => f.path)).toContain('src/extra.ts');
+    expect((await digestTree(main, { store, workers: 0, git: useGit })).files.map((f) => f.path)).toContain('src/extra.ts');
   });
 });
 
