@@ -90,7 +90,7 @@ function withCommonOptions(cmd: Command): Command {
     .addOption(new Option('--format <format>', 'output format').choices(['text', 'json']).default('text'))
     .option('--store <dir>', 'local store directory (default: $KILN_STORE or ~/.cache/kiln/store)')
     .option('--no-store', 'do not read or write the local store')
-    .option('--workers <n>', 'worker threads (default: the machine; 0 = no pool)')
+    .option('--workers <n>', 'worker threads (default: one per core but one, at least 1; 0 = no pool)')
     .addOption(
       new Option('--sync <how>', 'reconcile the view with its tree from git status and the index (git), by listing and hashing (scan), or git for views of 1000+ files (auto; $KILN_GIT_SYNC=0/1 changes the default)').choices(['auto', 'git', 'scan']),
     )

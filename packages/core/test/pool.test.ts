@@ -1,6 +1,6 @@
 /**
  * Issue 2, point 9 — the piscina pool:
- * - digesting a tree runs in a pool sized to the machine (min(availableParallelism, misses));
+ * - digesting a tree runs in a pool sized to the machine (min(availableParallelism − 1 or 1, misses));
  * - the parser loads once per worker (each worker reports its thread, its task count and how many
  *   times it loaded the compiler — a worker that reloaded it per task would report more than 1);
  * - nothing does I/O at import time (a child process traps every fs call made outside Node's module
@@ -71,12 +71,13 @@ beforeAll(async () => {
 });
 
 describe('pool size', () => {
-  it('defaults to the machine: workers = min(availableParallelism, files to parse)', async () => {
-    expect(defaultWorkerCount()).toBe(Math.max(1, availableParallelism()));
-    const many = await makeTree(availableParallelism() + 3);
+  it('defaults to the machine: workers = min(a core per worker but one for the calling thread, files to parse)', async () => {
+    const cores = Math.max(1, availableParallelism() - 1);
+    expect(defaultWorkerCount()).toBe(cores);
+    const many = await makeTree(cores + 3);
     const r = await digestTree(many, { store: false });
-    expect(r.stats.parsed).toBe(availableParallelism() + 3);
-    expect(r.stats.workers).toBe(Math.min(availableParallelism(), r.stats.parsed));
+    expect(r.stats.parsed).toBe(cores + 3);
+    expect(r.stats.workers).toBe(Math.min(cores, r.stats.parsed));
     expect(r.declarations.filter((d) => d.semantic_digest === null)).toEqual([]);
 
     const one = await makeTree(1);
@@ -88,7 +89,7 @@ describe('pool size', () => {
     const tree = await makeTree(4);
     const store = join(await tempDir(), 'store');
     const cold = await digestTree(tree, { store });
-    expect(cold.stats.workers).toBe(Math.min(availableParallelism(), 4));
+    expect(cold.stats.workers).toBe(Math.min(Math.max(1, availableParallelism() - 1), 4));
     const before = canCountThreads ? osThreads() : 0;
     const warm = await digestTree(tree, { store });
     expect(warm.stats).toMatchObject({ parsed: 0, storeHits: 4, workers: 0 });

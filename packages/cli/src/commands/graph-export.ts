@@ -44,7 +44,7 @@ export function registerGraphExport(graph: Command, io: Io, setExit: (code: numb
     .option('--tsconfig <name>', 'tsconfig file name relative to the package (default: tsconfig.lib.json, tsconfig.build.json, tsconfig.json)')
     .option('--store <dir>', 'local store directory (default: $KILN_STORE or ~/.cache/kiln/store)')
     .option('--no-store', 'do not read or write the local store')
-    .option('--workers <n>', 'worker threads for parsing (default: the machine; 0 = no pool)')
+    .option('--workers <n>', 'worker threads for parsing (default: one per core but one, at least 1; 0 = no pool)')
     .action(async (dir: string, o: ExportCliOptions) => {
       const options: GraphExportOptions = { mode: o.allowErrors ? 'allow-errors' : 'checked' };
       if (o.allowErrors && !o.check) options.syntax = true;

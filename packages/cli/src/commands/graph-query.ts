@@ -64,7 +64,7 @@ function withGraphSource(cmd: Command, formats: string[] = ['text', 'json']): Co
     .option('--tsconfig <name>', 'when exporting now: tsconfig file name relative to the package')
     .option('--store <dir>', 'when exporting now: local store directory (default: $KILN_STORE or ~/.cache/kiln/store)')
     .option('--no-store', 'when exporting now: do not read or write the local store')
-    .option('--workers <n>', 'when exporting now: worker threads (default: the machine; 0 = no pool)')
+    .option('--workers <n>', 'when exporting now: worker threads (default: one per core but one, at least 1; 0 = no pool)')
     .addOption(new Option('--format <format>', 'output format').choices(formats).default(formats[0]));
 }
 

@@ -257,7 +257,7 @@ export async function exportGraph(packageDir: string, options: GraphExportOption
     reportMemo: false,
     // On two cores a fresh pool (each thread loads the compiler and warms its JIT) costs more than
     // parsing on this thread, which a syntax export leaves idle (measured: tools/bench-graph.mjs).
-    inlineUpTo: !useChecker && options.workers === undefined && !options.pool && defaultWorkerCount() <= 2 ? Number.MAX_SAFE_INTEGER : INLINE_MISSES,
+    inlineUpTo: !useChecker && options.workers === undefined && !options.pool && defaultWorkerCount() <= 1 ? Number.MAX_SAFE_INTEGER : INLINE_MISSES,
     ...(state ? { sliceCache: state.slices } : {}),
     onProgress: () => working(),
     onSlices: (s) => {
