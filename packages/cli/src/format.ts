@@ -11,7 +11,8 @@ export function formatDigestText(r: DigestReport): string {
   const s = r.stats;
   lines.push(
     `${r.package}: ${r.files.length} files, ${r.declarations.length} declarations, digest_schema ${r.digest_schema}` +
-      ` (parsed ${s.parsed}, store hits ${s.storeHits}, ${s.workers} worker${s.workers === 1 ? '' : 's'}, ${s.ms} ms)`,
+      ` (parsed ${s.parsed}, store hits ${s.storeHits}, ${s.workers} worker${s.workers === 1 ? '' : 's'}, ${s.ms} ms` +
+      `${s.sync === 'git' ? `; synced from git, ${s.vouched ?? 0} file${s.vouched === 1 ? '' : 's'} unread` : ''})`,
   );
   const byFile = new Map<string, typeof r.declarations>();
   for (const d of r.declarations) {

@@ -53,6 +53,8 @@ describe('kiln CLI', () => {
     expect(scanned.stats.sync).toBe('scan');
     expect(scanned.stats.vouched).toBe(0);
     expect(JSON.stringify(scanned.declarations)).toBe(JSON.stringify(fromGit.declarations));
+    const text = spawnSync(process.execPath, [bin, 'digest', v1, '--sync', 'git', '--workers', '0'], { cwd: root, encoding: 'utf8', env: { ...process.env, KILN_STORE: gitStore } });
+    expect(text.stdout.split('\n')[0]).toMatch(/synced from git, \d+ files? unread\)$/);
   });
 
   it('exits 1 with a coded diagnostic for a missing path', () => {
