@@ -248,11 +248,34 @@ describe('git sync: digestTree', () => {
     expect(r.stats.vouched).toBe(0);
     await expectSameAsScan(pkg, r);
     git(repo, 'config', '--unset', 'core.autocrlf');
-    await put(repo, '.gitattributes', '*.ts text eol=lf\n');
+    expect((await gitTreeState(pkg))!.blobs.size).toBe(3);
+    // the repository's attributes: only the paths they name lose vouching
+    await put(repo, '.gitattributes', 'shape.ts text eol=crlf\n');
     git(repo, 'add', '.gitattributes');
     state = await gitTreeState(pkg);
+    expect([...state!.blobs.keys()].sort()).toEqual(['src/index.ts', 'src/util.ts']);
+    expect(state!.noVouching).toMatch(/1 tracked file has checkout attributes/);
+    await put(repo, '.gitattributes', '*.ts text eol=lf\n');
+    state = await gitTreeState(pkg);
     expect(state!.blobs.size).toBe(0);
-    expect(state!.noVouching).toMatch(/gitattributes/);
+    // the user's global attributes file counts too (git reads $XDG_CONFIG_HOME/git/attributes)
+    await put(repo, '.gitattributes', '');
+    expect((await gitTreeState(pkg))!.blobs.size).toBe(3);
+    const xdg = await tempDir('kiln-gitsync-xdg-');
+    await put(xdg, 'git/attributes', '*.ts filter=kiln-test\n');
+    const saved = process.env.XDG_CONFIG_HOME;
+    process.env.XDG_CONFIG_HOME = xdg;
+    try {
+      state = await gitTreeState(pkg);
+      expect(state!.blobs.size).toBe(0);
+      await run(pkg, store);
+      const r = await run(pkg, store);
+      expect(r.stats.vouched).toBe(0);
+      await expectSameAsScan(pkg, r);
+    } finally {
+      if (saved === undefined) delete process.env.XDG_CONFIG_HOME;
+      else process.env.XDG_CONFIG_HOME = saved;
+    }
   });
 
   it('records a blob id only for the bytes it hashed, so a file saved mid-run is never mis-associated', async () => {

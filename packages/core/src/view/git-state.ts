@@ -10,10 +10,12 @@
  * hash without reading it (view/collect.ts); everything else is read and hashed as before.
  *
  * Soundness invariants:
- * - A blob id is trusted only where the bytes on disk *are* the blob: no checkout filter or line-ending
- *   conversion is configured (any `.gitattributes`, `info/attributes`, `core.autocrlf`, `core.eol`,
- *   `core.attributesFile` or `filter.*` setting turns vouching off), the entry is a plain cached entry
- *   (not skip-worktree, assume-unchanged or unmerged) and git's status does not list it.
+ * - A blob id is trusted only where the bytes on disk *are* the blob: no line-ending conversion or
+ *   filter is configured (a `core.autocrlf`, `core.eol` or `filter.*` setting turns vouching off for
+ *   every file), git reports no checkout attribute for the path (`git check-attr`: text, eol, crlf,
+ *   filter, ident, working-tree-encoding — from any attributes file, the repository's, info/, the
+ *   user's or the system's), the entry is a plain cached entry (not skip-worktree, assume-unchanged or
+ *   unmerged) and git's status does not list it.
  * - An association is recorded only after checking it: the caller hashes the bytes it read the git way
  *   (`gitBlobId`) and keeps the blob id only if it is the one git gave. A file saved between git's
  *   answer and the read is therefore never associated with the wrong content.
@@ -24,7 +26,7 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, lstatSync } from 'node:fs';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { listSourceFilesUnder, sourcePathFilter } from './files.js';
 
 export interface GitTreeState {
@@ -32,7 +34,7 @@ export interface GitTreeState {
   files: string[];
   /** Files git vouches for → their blob id (hex: 40 digits for SHA-1 repositories, 64 for SHA-256). */
   blobs: Map<string, string>;
-  /** Why no blob is vouched for (a checkout filter is configured), when that is so. */
+  /** Why some or all tracked files are not vouched for (checkout conversion), when that is so. */
   noVouching?: string;
 }
 
@@ -56,9 +58,9 @@ interface GitRun {
 
 const GIT_TIMEOUT_MS = 30_000;
 
-function git(cwd: string, args: string[]): Promise<GitRun | null> {
+function git(cwd: string, args: string[], input?: string): Promise<GitRun | null> {
   return new Promise((done) => {
-    execFile(
+    const child = execFile(
       'git',
       args,
       {
@@ -76,8 +78,15 @@ function git(cwd: string, args: string[]): Promise<GitRun | null> {
         done(typeof code === 'number' ? { code, out: stdout ?? '' } : null); // spawn failure, timeout, signal
       },
     );
+    if (input !== undefined) {
+      child.stdin?.on('error', () => undefined); // a git that exits early: its status says what happened
+      child.stdin?.end(input);
+    }
   });
 }
+
+/** Attributes under which a checkout may write other bytes than the blob's. */
+const CHECKOUT_ATTRIBUTES = ['text', 'eol', 'crlf', 'filter', 'ident', 'working-tree-encoding'];
 
 /** Whether some ancestor of `dir` (or itself) has a `.git` entry: no git process for a tree outside git. */
 function insideGitCheckout(dir: string): boolean {
@@ -99,26 +108,23 @@ function split0(out: string): string[] {
  */
 export async function gitTreeState(dir: string, extraSkipped: string[] = []): Promise<GitTreeState | null> {
   if (!gitSyncEnabled() || !insideGitCheckout(dir)) return null;
-  const [where, index, status, config, attributes] = await Promise.all([
-    git(dir, ['rev-parse', '--is-inside-work-tree', '--show-prefix', '--git-path', 'info/attributes']),
+  const [where, index, status, config] = await Promise.all([
+    git(dir, ['rev-parse', '--is-inside-work-tree', '--show-prefix']),
     git(dir, ['ls-files', '--stage', '-v', '-z', '--', '.']),
     git(dir, ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--ignored=matching', '--no-renames', '--', '.']),
-    git(dir, ['config', '-z', '--get-regexp', '^(core\\.(autocrlf|eol|attributesfile)|filter\\..*)$']),
-    git(dir, ['ls-files', '-z', '--', ':(top,glob)**/.gitattributes']),
+    git(dir, ['config', '-z', '--get-regexp', '^(core\\.(autocrlf|eol)|filter\\..*)$']),
   ]);
-  if (!where || where.code !== 0 || !index || index.code !== 0 || !status || status.code !== 0 || !config || !attributes || attributes.code !== 0) return null;
+  if (!where || where.code !== 0 || !index || index.code !== 0 || !status || status.code !== 0 || !config) return null;
   // `git config --get-regexp` exits 1 when nothing matches, which is the answer we hope for.
   if (config.code !== 0 && config.code !== 1) return null;
-  const [inside, prefixLine, attributesPath] = where.out.split('\n');
-  if (inside !== 'true' || prefixLine === undefined || attributesPath === undefined) return null;
+  const [inside, prefixLine] = where.out.split('\n');
+  if (inside !== 'true' || prefixLine === undefined) return null;
   if ([index.out, status.out].some((o) => o.includes('\uFFFD'))) return null; // a path that is not UTF-8
   const prefix = prefixLine; // '' at the top, else 'a/b/' (status paths are relative to the top)
   const keep = sourcePathFilter(extraSkipped);
 
   let noVouching: string | undefined;
   if (config.code === 0 && config.out.trim()) noVouching = `git config sets ${split0(config.out).map((l) => l.split('\n')[0]).join(', ')}`;
-  else if (attributes.out.length) noVouching = 'the repository has .gitattributes';
-  else if (existsSync(isAbsolute(attributesPath) ? attributesPath : join(dir, attributesPath))) noVouching = 'the repository has info/attributes';
 
   // The index: "<tag> <mode> <id> <stage>\t<path>", paths relative to `dir`.
   const tracked = new Map<string, { mode: string; id: string; tag: string }>();
@@ -173,6 +179,16 @@ export async function gitTreeState(dir: string, extraSkipped: string[] = []): Pr
     } else if (isRegularFile(rel)) {
       files.add(rel); // changed, skip-worktree, assume-unchanged or unmerged: read it
     }
+  }
+  if (blobs.size) {
+    // Any checkout attribute on a path, from whichever attributes file: that file is read, not vouched for.
+    const attrs = await git(dir, ['check-attr', '-z', '--stdin', ...CHECKOUT_ATTRIBUTES], [...blobs.keys()].map((rel) => `${rel}\u0000`).join(''));
+    if (!attrs || attrs.code !== 0) return null;
+    const parts = split0(attrs.out); // path, attribute, value, path, attribute, value, …
+    const converted = new Set<string>();
+    for (let i = 0; i + 2 < parts.length; i += 3) if (parts[i + 2] !== 'unspecified') converted.add(parts[i]!);
+    for (const rel of converted) blobs.delete(rel);
+    if (converted.size) noVouching = `${converted.size} tracked file${converted.size === 1 ? ' has' : 's have'} checkout attributes (${CHECKOUT_ATTRIBUTES.join(', ')})`;
   }
   for (const rel of extra) if (keep(rel) && isRegularFile(rel)) files.add(rel);
   for (const d of dirs) {
