@@ -1,8 +1,8 @@
 /**
  * Which files of a directory are sources. Deterministic (sorted, POSIX-relative paths), skips
  * dependency and build-output folders, never follows symlinked directories (no cycles). The same rules
- * decide a file list made from git's view of the tree (view/git-state.ts): `isListedSourcePath` is
- * the one definition of both.
+ * decide a file list made from git's view of the tree (view/git-state.ts): `sourcePathRules` is the
+ * one definition of both.
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
@@ -18,19 +18,31 @@ function isSkippedDir(name: string, rel: string, skipped: ReadonlySet<string>): 
   return ALWAYS_SKIPPED.has(name) || name.startsWith('.') || skipped.has(rel);
 }
 
-/**
- * Whether listSourceFiles(root, extraSkipped) lists this root-relative POSIX path, were it a regular
- * file: a source file name under no skipped directory.
- */
-export function sourcePathFilter(extraSkipped: string[] = []): (rel: string) => boolean {
+export interface SourcePathRules {
+  /** Whether listSourceFiles lists this root-relative POSIX path, were it a regular file. */
+  lists(rel: string): boolean;
+  /** Whether listSourceFiles walks into this root-relative POSIX directory (and every one above it). */
+  walks(relDir: string): boolean;
+}
+
+/** listSourceFiles(root, extraSkipped)'s rules as predicates on root-relative paths. */
+export function sourcePathRules(extraSkipped: string[] = []): SourcePathRules {
   const skipped = normalizeSkipped(extraSkipped);
-  return (rel) => {
+  // Every directory on the path (`a`, `a/b`, …) must be one the walk enters.
+  const dirsWalked = (path: string, end: number): boolean => {
     let from = 0;
-    for (let slash = rel.indexOf('/'); slash !== -1; slash = rel.indexOf('/', from)) {
-      if (isSkippedDir(rel.slice(from, slash), rel.slice(0, slash), skipped)) return false;
+    for (let slash = path.indexOf('/'); slash !== -1 && slash <= end; slash = path.indexOf('/', from)) {
+      if (isSkippedDir(path.slice(from, slash), path.slice(0, slash), skipped)) return false;
       from = slash + 1;
     }
-    return from < rel.length && isSourceFile(rel.slice(from));
+    return true;
+  };
+  return {
+    lists: (rel) => {
+      const last = rel.lastIndexOf('/');
+      return last < rel.length - 1 && dirsWalked(rel, last) && isSourceFile(rel.slice(last + 1));
+    },
+    walks: (relDir) => dirsWalked(`${relDir}/`, relDir.length),
   };
 }
 

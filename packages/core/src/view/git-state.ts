@@ -3,7 +3,7 @@
  * working tree against the index: modified, deleted, untracked and ignored paths) and the index
  * (`git ls-files --stage`: every tracked path with its blob id), one call each, it gives
  *   - the tree's source files, exactly the list listSourceFiles would walk (the same skip rules, via
- *     view/files.ts `sourcePathFilter`; ignored files included, since a build reads them too);
+ *     view/files.ts `sourcePathRules`; ignored files included, since a build reads them too);
  *   - for each file git vouches for, its blob id: a tracked regular file that git reports unchanged
  *     in the working tree, so its bytes are that blob's.
  * A caller that recorded (blob id → content hash) when it last read such a file knows its content
@@ -27,7 +27,7 @@ import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, lstatSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { listSourceFilesUnder, sourcePathFilter } from './files.js';
+import { listSourceFilesUnder, sourcePathRules } from './files.js';
 
 export interface GitTreeState {
   /** Source files, relative to the directory asked about (POSIX), sorted as listSourceFiles sorts. */
@@ -121,7 +121,7 @@ export async function gitTreeState(dir: string, extraSkipped: string[] = []): Pr
   if (inside !== 'true' || prefixLine === undefined) return null;
   if ([index.out, status.out].some((o) => o.includes('\uFFFD'))) return null; // a path that is not UTF-8
   const prefix = prefixLine; // '' at the top, else 'a/b/' (status paths are relative to the top)
-  const keep = sourcePathFilter(extraSkipped);
+  const rules = sourcePathRules(extraSkipped);
 
   let noVouching: string | undefined;
   if (config.code === 0 && config.out.trim()) noVouching = `git config sets ${split0(config.out).map((l) => l.split('\n')[0]).join(', ')}`;
@@ -136,7 +136,7 @@ export async function gitTreeState(dir: string, extraSkipped: string[] = []): Pr
     if (tab < 0 || !tag || !mode || !id || !stage) return null;
     if (mode === '160000') {
       // A submodule: listSourceFiles walks into its files, which this index does not list.
-      if (keep(`${rel}/x.ts`)) return null;
+      if (rules.walks(rel)) return null;
       continue;
     }
     if (stage !== '0') unmerged.add(rel);
@@ -170,7 +170,7 @@ export async function gitTreeState(dir: string, extraSkipped: string[] = []): Pr
     }
   };
   for (const [rel, t] of tracked) {
-    if (!keep(rel) || t.mode === '120000') continue; // symlinks are never listed
+    if (!rules.lists(rel) || t.mode === '120000') continue; // symlinks are never listed
     const y = worktreeChanged.get(rel);
     const plain = t.tag === 'H' && !unmerged.has(rel) && (y === undefined || y === ' ');
     if (plain) {
@@ -190,11 +190,11 @@ export async function gitTreeState(dir: string, extraSkipped: string[] = []): Pr
     for (const rel of converted) blobs.delete(rel);
     if (converted.size) noVouching = `${converted.size} tracked file${converted.size === 1 ? ' has' : 's have'} checkout attributes (${CHECKOUT_ATTRIBUTES.join(', ')})`;
   }
-  for (const rel of extra) if (keep(rel) && isRegularFile(rel)) files.add(rel);
+  for (const rel of extra) if (rules.lists(rel) && isRegularFile(rel)) files.add(rel);
   for (const d of dirs) {
     // A directory of untracked or ignored files (an ignore pattern named it, or it is a nested
     // repository): the same walk listSourceFiles does, from there.
-    if (!keep(`${d}/x.ts`)) continue;
+    if (!rules.walks(d)) continue;
     try {
       for (const rel of await listSourceFilesUnder(dir, d, extraSkipped)) files.add(rel);
     } catch {
