@@ -10,27 +10,15 @@
  * - vouching is off where the bytes on disk need not be the blob (line-ending or filter settings);
  * - a manifest only records a blob id checked against the bytes that were hashed.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdir, mkdtemp, rm, symlink, unlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, symlink, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { digestTree, listSourceFiles, type DigestReport } from '@kiln/core';
 import { GIT_SYNC_MIN_FILES } from '../src/view/digest-tree.js';
 import { gitBlobId, gitTreeState } from '../src/view/git-state.js';
+import { git, tempDirs } from './lib/git-repo.js';
 
-const temps: string[] = [];
-async function tempDir(prefix = 'kiln-gitsync-'): Promise<string> {
-  const d = await mkdtemp(join(tmpdir(), prefix));
-  temps.push(d);
-  return d;
-}
-afterAll(async () => {
-  await Promise.all(temps.map((d) => rm(d, { recursive: true, force: true })));
-});
-
-const git = (cwd: string, ...args: string[]) =>
-  execFileSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' } });
+const tempDir = tempDirs('kiln-gitsync-');
 
 async function put(root: string, rel: string, text: string): Promise<void> {
   await mkdir(join(root, rel, '..'), { recursive: true });
@@ -117,7 +105,7 @@ describe('git sync: the file list', () => {
     const dir = await tempDir();
     const bytes = Buffer.from('export const a = "é";\r\n\u0000tail');
     await writeFile(join(dir, 'f'), bytes);
-    expect(gitBlobId(bytes, 40)).toBe(execFileSync('git', ['hash-object', join(dir, 'f')], { encoding: 'utf8' }).trim());
+    expect(gitBlobId(bytes, 40)).toBe(git(dir, 'hash-object', join(dir, 'f')).trim());
   });
 });
 

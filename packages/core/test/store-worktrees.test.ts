@@ -6,26 +6,14 @@
  * - GC removes packs that no view manifest names (and nothing a manifest names), reclaims their bytes,
  *   respects the grace period and --dry-run, and a run after GC still answers right.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import cacache from 'cacache';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { collectGarbage, digestTree, type DigestReport } from '@kiln/core';
+import { git, tempDirs } from './lib/git-repo.js';
 
-const temps: string[] = [];
-async function tempDir(prefix = 'kiln-wt-'): Promise<string> {
-  const d = await mkdtemp(join(tmpdir(), prefix));
-  temps.push(d);
-  return d;
-}
-afterAll(async () => {
-  await Promise.all(temps.map((d) => rm(d, { recursive: true, force: true })));
-});
-
-const git = (cwd: string, ...args: string[]) =>
-  execFileSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' } });
+const tempDir = tempDirs('kiln-wt-');
 
 const FILES: Record<string, string> = {
   'package.json': JSON.stringify({ name: '@fx/wt', exports: { '.': './src/index.ts' } }),
