@@ -334,7 +334,10 @@ export async function collectSlices(o: CollectOptions): Promise<Collected> {
         for (let i = 0; i < pending.length; i++) progress();
         if (storeDir && [...verified.keys()].some((rel) => own!.files.get(rel)?.blob !== verified.get(rel)!.blob)) {
           // Newly verified blob ids are worth keeping even when nothing else changed.
-          for (const p of pending) known.set(p.rel, { contentHash: p.contentHash, variant: p.variant, pack: p.ref, ...(blobOf(p.rel, p.contentHash) ? { blob: blobOf(p.rel, p.contentHash)! } : {}) });
+          for (const p of pending) {
+            const blob = blobOf(p.rel, p.contentHash);
+            known.set(p.rel, { contentHash: p.contentHash, variant: p.variant, pack: p.ref, ...(blob ? { blob } : {}) });
+          }
           try {
             await writeBack(storeDir);
           } catch (e) {
