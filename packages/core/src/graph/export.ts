@@ -53,12 +53,13 @@ import { DEFAULT_MAX_FILE_SIZE } from '../parse/decode.js';
 import { buildOutputDirs } from '../view/files.js';
 import { readPackageInfo, type PackageInfo } from '../view/package.js';
 import { resolveManifestTarget, resolveInTree } from '../view/resolve.js';
-import { ModuleExports, packageOfSpecifier, type Target } from '../view/surface.js';
+import { ModuleExports, packageOfSpecifier, type ExportTable, type Target } from '../view/surface.js';
 import { discoverWorkspace } from '../workspace/discover.js';
 import { messageSanitizer } from '../build/compile.js';
 import { DIGEST_SCHEMA, EXTRACTOR_VERSION, GRAPH_SCHEMA_VERSION } from '../version.js';
 import { buildProgram, checkProgram, compilerResolve, diagnosticFile, indexDecls, loadConfig, walkSites, type ConfigLoad, type DocLink, type FileDecls, type LoadedConfig, type LoadedProgram, type ProgramReuse, type Site } from './checked.js';
-import { ForeignSlices, inside, resolveMention, type SyntaxTarget } from './syntax.js';
+import { ForeignSlices, implementationOf, inside, resolveMention, type SyntaxTarget } from './syntax.js';
+import { createMemo, deepFreeze, formatWithLines, MemoConflict, sortKept, type FileGroups, type Group, type GraphMemo } from './memo.js';
 import { findWorkspaceRoot, Locator, type PackageRoot } from './locate.js';
 import {
   codePointCompare,
@@ -158,6 +159,10 @@ export interface SessionState {
   stamp: string;
   /** The workspace's packages by name, with the stamp of the files they were read from. */
   workspace: { value?: { stamp: string; roots: string[]; map: WorkspaceMap } };
+  /** The previous export's records by group, for an export without a program (memo.ts). */
+  memo?: GraphMemo;
+  /** Set when this package's records could not be grouped: every export builds them whole. */
+  memoOff?: boolean;
 }
 
 /** Misses digested on the calling thread rather than by a new pool (an edit or two after a previous export). */
@@ -174,9 +179,10 @@ export interface GraphExportResult {
   /**
    * What the export did (not part of the graph): source files, how many were parsed (the rest came
    * from the store or a session), and with the checker how many were walked for references and calls
-   * (the rest reused from a session's previous run).
+   * (the rest reused from a session's previous run), and how many groups of records (memo.ts) a
+   * session's previous export gave unchanged.
    */
-  stats?: { files: number; parsed: number; walked: number; phases: GraphExportPhases };
+  stats?: { files: number; parsed: number; walked: number; reused: number; phases: GraphExportPhases };
 }
 
 /**
@@ -201,8 +207,12 @@ export interface GraphExportPhases {
 
 /** The JSONL text of an export (empty when it failed). */
 export function graphText(result: GraphExportResult): string {
-  return formatGraph(result.records);
+  const lines = keptLines.get(result);
+  return lines ? formatWithLines(result.records, lines) : formatGraph(result.records);
 }
+
+/** A session's JSONL lines of kept records, by the result holding them (memo.ts). */
+const keptLines = new WeakMap<GraphExportResult, WeakMap<object, string>>();
 
 const PRODUCER = 'graph';
 const toPosix = (p: string) => p.split(sep).join('/');
@@ -325,23 +335,42 @@ export async function exportGraph(packageDir: string, options: GraphExportOption
     state.stamp = stamp;
     sites = state.sites;
   }
-  const b = new Builder(root, pkg, slices, report.files, outDirs, config, loaded, mode, sites);
-  b.build(report, [...configDiags, ...tsDiags], load, unchecked);
-  done('build');
   people.push(...[...configDiags, ...tsDiags].map(toDiagnostic));
   if (unchecked) people.push(diagnostic('KILN_GRAPH_UNCHECKED', unchecked, { producer: PRODUCER }));
-  await b.resolveWorkspace(state?.workspace);
-  done('workspace');
-  b.emitImports();
-  done('imports');
-  if (!loaded) {
-    await b.emitSyntaxReferences(new ForeignSlices(b.locator, storeDir, DIGEST_SCHEMA, options.maxFileSize ?? DEFAULT_MAX_FILE_SIZE, state?.foreign));
+  const assemble = async (memo: GraphMemo | undefined) => {
+    const b = new Builder(root, pkg, slices, report.files, outDirs, config, loaded, mode, sites, memo);
+    b.build(report, [...configDiags, ...tsDiags], load, unchecked);
+    done('build');
+    await b.resolveWorkspace(state?.workspace);
+    done('workspace');
+    b.emitImports();
+    done('imports');
+    if (!loaded) {
+      await b.emitSyntaxReferences(new ForeignSlices(b.locator, storeDir, DIGEST_SCHEMA, options.maxFileSize ?? DEFAULT_MAX_FILE_SIZE, state?.foreign));
+    }
+    done('references');
+    return { records: b.finish(), walked: b.walked, reused: b.reused };
+  };
+  // A session keeps the groups of an export without a program (memo.ts); the checker's reuse is its own.
+  if (state && (loaded || state.memoOff)) state.memo = undefined;
+  const memo = state && !loaded && !state.memoOff ? (state.memo ??= createMemo()) : undefined;
+  let built: Awaited<ReturnType<typeof assemble>>;
+  try {
+    built = await assemble(memo);
+  } catch (e) {
+    if (!state) throw e;
+    // Whatever the memo was given is not trusted again. A conflict means this package's records
+    // cannot be grouped (memo.ts): the session builds them whole from now on.
+    state.memo = undefined;
+    if (!(e instanceof MemoConflict)) throw e;
+    state.memoOff = true;
+    built = await assemble(undefined);
   }
-  done('references');
-  const records = b.finish();
   done('finish');
   for (const k of Object.keys(phases) as (keyof GraphExportPhases)[]) phases[k] = Math.round(phases[k] * 10) / 10;
-  return { ok: true, mode, records, diagnostics: people, stats: { files: report.stats.files, parsed: report.stats.parsed, walked: b.walked, phases } };
+  const result: GraphExportResult = { ok: true, mode, records: built.records, diagnostics: people, stats: { files: report.stats.files, parsed: report.stats.parsed, walked: built.walked, reused: built.reused, phases } };
+  if (memo && state?.memo === memo) keptLines.set(result, memo.lines);
+  return result;
 }
 
 /** Why no checker ran (the KILN_GRAPH_UNCHECKED message). */
@@ -389,6 +418,14 @@ function toDiagnostic(d: TsDiag): Diagnostic & { tsCode: string } {
 
 // ------------------------------------------------------------------ the builder
 
+interface ImportAnswer {
+  target: string | null;
+  external: boolean;
+  by: ImportNode['resolved_by'];
+  /** The file a bare specifier resolved to: a file of this package, or another's (absolute). */
+  found?: { own?: string; abs?: string };
+}
+
 interface PendingImport {
   rel: string;
   specifier: string;
@@ -431,10 +468,63 @@ class Builder {
     private readonly mode: GraphMode,
     /** A session's sites of the previous checker run, replaced by this run's. */
     private readonly siteCache?: Map<string, { sites: Site[]; links: DocLink[] }>,
+    /** A session's groups of records of the previous export (memo.ts); only without a program. */
+    private memo?: GraphMemo,
   ) {
     this.modules = new ModuleExports(slices as Map<string, Slice>);
     this.fileSet = new Set(slices.keys());
     this.pkgId = packageId(pkg.name);
+  }
+
+  // ---------------------------------------------------------------- groups (memo.ts)
+
+  /** Groups replayed from the memo. */
+  reused = 0;
+  /** The group being built, which every new record joins. */
+  private capture: Group<unknown> | null = null;
+  /** Groups built in this export: frozen when it finishes. */
+  private readonly built: Group<unknown>[] = [];
+  /** Whether every module's export table is as in the previous export (memo.ts `world`). */
+  private tablesSame = false;
+  /** How each file's imports resolved (a string compared between exports). */
+  private readonly answers = new Map<string, string>();
+
+  private groupsOf(rel: string): FileGroups {
+    let g = this.memo!.files.get(rel);
+    if (!g) {
+      g = {};
+      this.memo!.files.set(rel, g);
+    }
+    return g;
+  }
+
+  /** Build one group with `body`, its records captured; without a memo just run it. */
+  private group<K>(key: K, body: () => void): Group<K> | undefined {
+    if (!this.memo) {
+      body();
+      return undefined;
+    }
+    const g: Group<K> = { key, nodes: [], edges: [] };
+    this.capture = g;
+    try {
+      body();
+    } finally {
+      this.capture = null;
+    }
+    this.built.push(g);
+    return g;
+  }
+
+  private replay(g: Group<unknown>): void {
+    for (const n of g.nodes) {
+      if (this.nodes.has(n.id)) throw new MemoConflict(n.id);
+      this.nodes.set(n.id, n);
+    }
+    for (const e of g.edges) {
+      if (this.edges.has(e.id)) throw new MemoConflict(e.id);
+      this.edges.set(e.id, e);
+    }
+    this.reused++;
   }
 
   // ---------------------------------------------------------------- helpers
@@ -472,7 +562,13 @@ class Builder {
   }
 
   private addNode(r: GraphNode): void {
-    if (!this.nodes.has(r.id)) this.nodes.set(r.id, r);
+    const had = this.nodes.get(r.id);
+    if (had) {
+      if (this.memo && Object.isFrozen(had)) throw new MemoConflict(r.id);
+      return;
+    }
+    this.nodes.set(r.id, r);
+    this.capture?.nodes.push(r);
   }
 
   private addEdge<K extends GraphEdge['kind']>(
@@ -487,10 +583,13 @@ class Builder {
     const id = edgeId(kind, from, to, provenance);
     const had = this.edges.get(id) as Extract<GraphEdge, { kind: K }> | undefined;
     if (had) {
+      if (this.memo && Object.isFrozen(had)) throw new MemoConflict(id);
       merge?.(had);
       return;
     }
-    this.edges.set(id, { kind, id, language, provenance, degraded: false, from, to, ...extra } as unknown as GraphEdge);
+    const e = { kind, id, language, provenance, degraded: false, from, to, ...extra } as unknown as GraphEdge;
+    this.edges.set(id, e);
+    this.capture?.edges.push(e);
   }
 
   /** Where a resolved file belongs: a module of this package first, else wherever the locator says. */
@@ -553,9 +652,12 @@ class Builder {
       this.tiers.set(f.path, tier);
     }
 
+    this.openMemo(report);
     this.emitPackage(load);
-    this.emitFiles(report);
-    this.emitNamespacesAndExports();
+    const tables = this.exportTables();
+    const notes = this.emitNamespaces();
+    this.emitFiles(report, notes);
+    this.emitModuleExports(tables);
     this.collectImports();
     if (p) this.emitSites(p);
     this.emitDiagnostics(report, diags);
@@ -573,6 +675,61 @@ class Builder {
       toolchain: { kiln_extractor: EXTRACTOR_VERSION, digest_schema: DIGEST_SCHEMA, typescript: load.status === 'ok' ? load.config.version : load.version },
       tsconfig: configRel,
     };
+  }
+
+  /**
+   * Drop the memo's groups when what they all depend on changed (package name and entries, the source
+   * files, output directories), or use no memo when two files would share a module id.
+   */
+  private openMemo(report: DigestReport): void {
+    const memo = this.memo;
+    if (!memo) return;
+    const ids = new Set(report.files.map((f) => this.modId(f.path)));
+    if (ids.size !== report.files.length || this.slices.size !== report.files.length) {
+      memo.files.clear();
+      memo.epoch = '';
+      this.memo = undefined;
+      return;
+    }
+    const epoch = JSON.stringify([this.pkg.name, this.pkg.entries, report.files.map((f) => f.path), this.outDirs]);
+    if (epoch !== memo.epoch) {
+      memo.epoch = epoch;
+      memo.files.clear();
+      memo.tables.clear();
+      memo.namespaces = undefined;
+      memo.world++;
+    }
+  }
+
+  /**
+   * Every module's export table, and whether all are as in the previous export: each projected to
+   * what records are made of (identities and kinds of the targets, before and after choosing an
+   * overload's implementation, and the packages a name comes from).
+   */
+  private exportTables(): Map<string, ExportTable> {
+    const tables = new Map<string, ExportTable>();
+    let same = !!this.memo;
+    const sliceOf = (f: string) => this.slices.get(f);
+    for (const rel of [...this.slices.keys()].sort(codePointCompare)) {
+      const table = this.modules.exportsOf(rel);
+      tables.set(rel, table);
+      if (!this.memo) continue;
+      const parts: string[] = [];
+      for (const name of [...new Set([...table.names.keys(), ...table.external.keys()])].sort(codePointCompare)) {
+        const targets = table.names.get(name) ?? [];
+        parts.push(
+          name,
+          targets.map((t) => this.identityOf(t.file, t.decl)).join('\u0001'),
+          implementationOf(targets, sliceOf).map((t) => `${this.identityOf(t.file, t.decl)}\u0002${this.slices.get(t.file)!.decls[t.decl]!.kind}`).join('\u0001'),
+          [...(table.external.get(name) ?? [])].sort(codePointCompare).join('\u0001'),
+        );
+      }
+      const projected = parts.join('\u0000');
+      if (this.memo.tables.get(rel) !== projected) same = false;
+      this.memo.tables.set(rel, projected);
+    }
+    this.tablesSame = same;
+    return tables;
   }
 
   private emitPackage(load: ConfigLoad): void {
@@ -666,7 +823,7 @@ class Builder {
     }
   }
 
-  private emitFiles(report: DigestReport): void {
+  private emitFiles(report: DigestReport, notes: ReadonlyMap<string, string[]>): void {
     const byFile = new Map<string, typeof report.declarations>();
     for (const d of report.declarations) {
       const list = byFile.get(d.span.file) ?? [];
@@ -676,126 +833,163 @@ class Builder {
     for (const f of report.files) {
       const slice = this.slices.get(f.path);
       if (!slice) continue;
-      const tier = this.tier(f.path);
-      const lang = slice.language;
       const mod = this.modId(f.path);
-      const fid = fileId(this.pkg.name, f.path);
-      const reason = f.module.degraded ?? (this.fileErrors.has(f.path) ? 'type-error' : undefined);
-      const degraded = reason ? { degraded: true, degraded_reason: reason } : { degraded: false };
-      this.addNode({ kind: 'file', id: fid, language: lang, provenance: tier, ...degraded, package: this.pkg.name, path: f.path, variant: f.variant, content_hash: f.content_hash, module: mod });
-      this.addNode({
-        kind: 'module',
-        id: mod,
-        language: lang,
-        provenance: tier,
-        ...degraded,
-        package: this.pkg.name,
-        module_path: logicalModulePath(f.path),
-        file: f.path,
-        module_digest: f.module.digest,
-        namespaces: [],
-        internal: true,
-      });
-      this.addEdge('contains', this.pkgId, fid, tier, lang, {});
-      this.addEdge('contains', this.pkgId, mod, tier, lang, {});
-      this.addEdge('defines', fid, mod, tier, lang, {});
       const records = byFile.get(f.path) ?? [];
-      slice.decls.forEach((d, i) => {
-        const r = records[i];
-        const id = this.identityOf(f.path, i);
-        const parent = d.parent === -1 ? null : this.identityOf(f.path, d.parent);
-        const rec: DeclarationNode = {
-          kind: 'declaration',
-          id,
-          language: lang,
-          provenance: tier,
-          degraded: !!d.degraded,
-          ...(d.degraded ? { degraded_reason: d.degraded } : {}),
-          span: { file: f.path, ...d.span },
-          package: this.pkg.name,
-          module: mod,
-          module_path: logicalModulePath(f.path),
-          path: d.path,
-          name: d.name,
-          decl_kind: d.kind,
-          parent,
-          semantic_digest: r && r.identity === id ? r.semantic_digest : d.semantic,
-          doc_digest: d.doc,
-          digest_schema: slice.digestSchema,
-          header_digest: d.signature ?? null,
-          surface: r && r.identity === id ? [...r.surface] : [],
-          exported_as: [...new Set(d.exportedAs ?? [])].sort(codePointCompare),
-        };
-        this.addNode(rec);
-        this.addEdge('defines', parent ?? mod, id, tier, lang, {});
-      });
+      const reason = f.module.degraded ?? (this.fileErrors.has(f.path) ? 'type-error' : undefined);
+      const namespaces = notes.get(mod) ?? [];
+      let extra = '';
+      if (this.memo) {
+        // Everything the file's records take besides its slice: the report's view of it, its namespaces.
+        const parts = [f.content_hash, f.variant, f.module.digest, reason ?? '', this.tier(f.path), namespaces.join('\u0001')];
+        for (const r of records) parts.push(r.identity, r.semantic_digest ?? '', r.surface.join('\u0001'));
+        extra = parts.join('\u0000');
+        const kept = this.memo.files.get(f.path)?.files;
+        if (kept && kept.key.slice === slice && kept.key.extra === extra) {
+          this.replay(kept);
+          continue;
+        }
+      }
+      const g = this.group({ slice, extra }, () => this.emitFile(f, slice, mod, records, reason, namespaces));
+      if (g) this.groupsOf(f.path).files = g;
     }
   }
 
-  private emitNamespacesAndExports(): void {
+  private emitFile(f: DigestReport['files'][number], slice: Slice, mod: string, records: DigestReport['declarations'], reason: string | undefined, namespaces: string[]): void {
+    const tier = this.tier(f.path);
+    const lang = slice.language;
+    const fid = fileId(this.pkg.name, f.path);
+    const degraded = reason ? { degraded: true, degraded_reason: reason } : { degraded: false };
+    this.addNode({ kind: 'file', id: fid, language: lang, provenance: tier, ...degraded, package: this.pkg.name, path: f.path, variant: f.variant, content_hash: f.content_hash, module: mod });
+    this.addNode({
+      kind: 'module',
+      id: mod,
+      language: lang,
+      provenance: tier,
+      ...degraded,
+      package: this.pkg.name,
+      module_path: logicalModulePath(f.path),
+      file: f.path,
+      module_digest: f.module.digest,
+      namespaces,
+      internal: !namespaces.length,
+    });
+    this.addEdge('contains', this.pkgId, fid, tier, lang, {});
+    this.addEdge('contains', this.pkgId, mod, tier, lang, {});
+    this.addEdge('defines', fid, mod, tier, lang, {});
+    slice.decls.forEach((d, i) => {
+      const r = records[i];
+      const id = this.identityOf(f.path, i);
+      const parent = d.parent === -1 ? null : this.identityOf(f.path, d.parent);
+      const rec: DeclarationNode = {
+        kind: 'declaration',
+        id,
+        language: lang,
+        provenance: tier,
+        degraded: !!d.degraded,
+        ...(d.degraded ? { degraded_reason: d.degraded } : {}),
+        span: { file: f.path, ...d.span },
+        package: this.pkg.name,
+        module: mod,
+        module_path: logicalModulePath(f.path),
+        path: d.path,
+        name: d.name,
+        decl_kind: d.kind,
+        parent,
+        semantic_digest: r && r.identity === id ? r.semantic_digest : d.semantic,
+        doc_digest: d.doc,
+        digest_schema: slice.digestSchema,
+        header_digest: d.signature ?? null,
+        surface: r && r.identity === id ? [...r.surface] : [],
+        exported_as: [...new Set(d.exportedAs ?? [])].sort(codePointCompare),
+      };
+      this.addNode(rec);
+      this.addEdge('defines', parent ?? mod, id, tier, lang, {});
+    });
+  }
+
+  /**
+   * The entry points' namespaces and their exports; returns, per module, the namespaces it is part of
+   * (sorted; a module in none is internal). One group: kept while every export table is.
+   */
+  private emitNamespaces(): Map<string, string[]> {
+    const kept = this.memo?.namespaces;
+    if (kept && this.tablesSame) {
+      this.replay(kept);
+      return kept.notes;
+    }
     const moduleNamespaces = new Map<string, Set<string>>();
     const note = (mod: string, ns: string) => {
       const set = moduleNamespaces.get(mod) ?? new Set<string>();
       set.add(ns);
       moduleNamespaces.set(mod, set);
     };
-    for (const entry of this.pkg.entries) {
-      const file = entry.targets.map((t) => resolveManifestTarget(t, this.fileSet, this.outDirs)).find((f) => f !== undefined);
-      const ns = namespaceId(this.pkg.name, entry.subpath);
-      const table = file ? this.modules.exportsOf(file) : undefined;
-      const names = new Set<string>([...(table?.names.keys() ?? []), ...(table?.external.keys() ?? [])]);
-      const lang: GraphLanguage = file ? this.langOf(file) : 'json';
-      this.addNode({
-        kind: 'namespace',
-        id: ns,
-        language: lang,
-        provenance: 'manifest_declared',
-        degraded: !file,
-        ...(!file ? { degraded_reason: 'entry-not-in-tree' } : {}),
-        package: this.pkg.name,
-        entry: entry.subpath,
-        module: file ? this.modId(file) : null,
-        names: [...names].sort(codePointCompare),
-      });
-      this.addEdge('contains', this.pkgId, ns, 'manifest_declared', 'json', {});
-      if (!file || !table) continue;
-      this.addEdge('contains', ns, this.modId(file), 'manifest_declared', lang, {});
-      note(this.modId(file), ns);
-      this.exportEdges(ns, table.names, (t) => this.tier(t));
-      for (const targets of table.names.values()) for (const t of targets) note(this.modId(t.file), ns);
-    }
-    for (const [mod, set] of moduleNamespaces) {
-      const m = this.nodes.get(mod);
-      if (m && m.kind === 'module') {
-        m.namespaces = [...set].sort(codePointCompare);
-        m.internal = false;
-      }
-    }
-    // Each module's own exports.
-    for (const rel of [...this.slices.keys()].sort(codePointCompare)) {
-      const table = this.modules.exportsOf(rel);
-      const mod = this.modId(rel);
-      const lang = this.langOf(rel);
-      const tier = this.tier(rel);
-      const names = new Set<string>([...table.names.keys(), ...table.external.keys()]);
-      for (const name of [...names].sort(codePointCompare)) {
-        const eid = exportId(mod, name);
-        const targets = table.names.get(name) ?? [];
+    const g = this.group('', () => {
+      for (const entry of this.pkg.entries) {
+        const file = entry.targets.map((t) => resolveManifestTarget(t, this.fileSet, this.outDirs)).find((f) => f !== undefined);
+        const ns = namespaceId(this.pkg.name, entry.subpath);
+        const table = file ? this.modules.exportsOf(file) : undefined;
+        const names = new Set<string>([...(table?.names.keys() ?? []), ...(table?.external.keys() ?? [])]);
+        const lang: GraphLanguage = file ? this.langOf(file) : 'json';
         this.addNode({
-          kind: 'export',
-          id: eid,
+          kind: 'namespace',
+          id: ns,
           language: lang,
-          provenance: tier,
-          degraded: false,
+          provenance: 'manifest_declared',
+          degraded: !file,
+          ...(!file ? { degraded_reason: 'entry-not-in-tree' } : {}),
           package: this.pkg.name,
-          module: mod,
-          name,
-          targets: [...new Set(targets.map((t) => this.identityOf(t.file, t.decl)))].sort(codePointCompare),
-          external: [...(table.external.get(name) ?? [])].sort(codePointCompare),
+          entry: entry.subpath,
+          module: file ? this.modId(file) : null,
+          names: [...names].sort(codePointCompare),
         });
-        this.addEdge('contains', mod, eid, tier, lang, {});
-        for (const t of targets) this.addEdge('exports', eid, this.identityOf(t.file, t.decl), tier, lang, { names: [name] });
+        this.addEdge('contains', this.pkgId, ns, 'manifest_declared', 'json', {});
+        if (!file || !table) continue;
+        this.addEdge('contains', ns, this.modId(file), 'manifest_declared', lang, {});
+        note(this.modId(file), ns);
+        this.exportEdges(ns, table.names, (t) => this.tier(t));
+        for (const targets of table.names.values()) for (const t of targets) note(this.modId(t.file), ns);
       }
+    });
+    const notes = new Map<string, string[]>();
+    for (const [mod, set] of moduleNamespaces) notes.set(mod, [...set].sort(codePointCompare));
+    if (g && this.memo) this.memo.namespaces = { ...g, notes };
+    return notes;
+  }
+
+  /** Each module's own exports: one group per module, kept while its export table is. */
+  private emitModuleExports(tables: ReadonlyMap<string, ExportTable>): void {
+    for (const [rel, table] of tables) {
+      const projected = this.memo?.tables.get(rel) ?? '';
+      const kept = this.memo?.files.get(rel)?.exports;
+      if (kept && kept.key === projected) {
+        this.replay(kept);
+        continue;
+      }
+      const g = this.group(projected, () => {
+        const mod = this.modId(rel);
+        const lang = this.langOf(rel);
+        const tier = this.tier(rel);
+        const names = new Set<string>([...table.names.keys(), ...table.external.keys()]);
+        for (const name of [...names].sort(codePointCompare)) {
+          const eid = exportId(mod, name);
+          const targets = table.names.get(name) ?? [];
+          this.addNode({
+            kind: 'export',
+            id: eid,
+            language: lang,
+            provenance: tier,
+            degraded: false,
+            package: this.pkg.name,
+            module: mod,
+            name,
+            targets: [...new Set(targets.map((t) => this.identityOf(t.file, t.decl)))].sort(codePointCompare),
+            external: [...(table.external.get(name) ?? [])].sort(codePointCompare),
+          });
+          this.addEdge('contains', mod, eid, tier, lang, {});
+          for (const t of targets) this.addEdge('exports', eid, this.identityOf(t.file, t.decl), tier, lang, { names: [name] });
+        }
+      });
+      if (g) this.groupsOf(rel).exports = g;
     }
   }
 
@@ -937,44 +1131,79 @@ class Builder {
     return undefined;
   }
 
+  /** How a pending import resolved: its target, and the file behind a bare specifier. */
+  private answer(p: PendingImport): ImportAnswer {
+    const abs = join(this.root, p.rel);
+    let target: string | null = null;
+    let external = false;
+    let by: ImportNode['resolved_by'] = 'none';
+    const resolver = this.loaded ?? this.config;
+    const compiled = resolver ? compilerResolve(resolver, abs, p.specifier) : undefined;
+    const compiledPlace = compiled ? this.placeOf(compiled) : undefined;
+    let file: string | undefined;
+    if (compiledPlace) {
+      by = 'compiler';
+      external = compiledPlace.external;
+      target = compiledPlace.external ? packageId(packageOfSpecifier(p.specifier)) : compiledPlace.moduleId;
+      if (!compiledPlace.external) file = compiled;
+    } else {
+      const own = this.kilnResolve(p.rel, p.specifier);
+      const ownPlace = own ? this.placeOf(own) : undefined;
+      if (ownPlace && !ownPlace.external) {
+        by = 'kiln';
+        target = ownPlace.moduleId;
+        file = own;
+      } else if (!p.specifier.startsWith('.') && !p.specifier.startsWith('#') && !p.specifier.startsWith('/')) {
+        by = 'kiln';
+        const name = packageOfSpecifier(p.specifier);
+        external = !this.workspace.has(name);
+        target = packageId(name);
+      }
+    }
+    let found: ImportAnswer['found'];
+    if (file !== undefined && !p.specifier.startsWith('.')) {
+      const ownRel = inside(this.root, file);
+      found = ownRel !== undefined && this.slices.has(ownRel) ? { own: ownRel } : { abs: file };
+    }
+    return { target, external, by, found };
+  }
+
   emitImports(): void {
-    const byTarget = new Map<string, { from: string; to: string; provenance: Provenance; language: Language; via: Set<string>; typeOnly: boolean }>();
+    const byFile = new Map<string, PendingImport[]>();
     for (const p of this.pendingImports) {
-      const abs = join(this.root, p.rel);
-      let target: string | null = null;
-      let external = false;
-      let by: ImportNode['resolved_by'] = 'none';
-      const place = (file: string) => this.placeOf(file);
-      const resolver = this.loaded ?? this.config;
-      const compiled = resolver ? compilerResolve(resolver, abs, p.specifier) : undefined;
-      const compiledPlace = compiled ? place(compiled) : undefined;
-      let file: string | undefined;
-      if (compiledPlace) {
-        by = 'compiler';
-        external = compiledPlace.external;
-        target = compiledPlace.external ? packageId(packageOfSpecifier(p.specifier)) : compiledPlace.moduleId;
-        if (!compiledPlace.external) file = compiled;
-      } else {
-        const own = this.kilnResolve(p.rel, p.specifier);
-        const ownPlace = own ? place(own) : undefined;
-        if (ownPlace && !ownPlace.external) {
-          by = 'kiln';
-          target = ownPlace.moduleId;
-          file = own;
-        } else if (!p.specifier.startsWith('.') && !p.specifier.startsWith('#') && !p.specifier.startsWith('/')) {
-          by = 'kiln';
-          const name = packageOfSpecifier(p.specifier);
-          external = !this.workspace.has(name);
-          target = packageId(name);
+      const list = byFile.get(p.rel);
+      if (list) list.push(p);
+      else byFile.set(p.rel, [p]);
+    }
+    for (const [rel, pending] of byFile) {
+      const answers = pending.map((p) => this.answer(p));
+      pending.forEach((p, i) => {
+        const found = answers[i]!.found;
+        if (found) this.importFiles.set(`${rel}\u0000${p.specifier}`, found);
+      });
+      const slice = this.slices.get(rel)!;
+      let key = '';
+      if (this.memo) {
+        key = answers.map((a, i) => `${pending[i]!.specifier}\u0001${a.target}\u0001${a.external}\u0001${a.by}\u0001${a.found?.own ?? ''}\u0001${a.found?.abs ?? ''}`).join('\u0000');
+        this.answers.set(rel, key);
+        const kept = this.memo.files.get(rel)?.imports;
+        if (kept && kept.key.slice === slice && kept.key.answers === key) {
+          this.replay(kept);
+          continue;
         }
       }
-      if (file !== undefined && !p.specifier.startsWith('.')) {
-        const ownRel = inside(this.root, file);
-        this.importFiles.set(`${p.rel}\u0000${p.specifier}`, ownRel !== undefined && this.slices.has(ownRel) ? { own: ownRel } : { abs: file });
-      }
-      const mod = this.modId(p.rel);
-      const lang = this.langOf(p.rel);
-      const tier = this.tier(p.rel);
+      const g = this.group({ slice, answers: key }, () => this.emitImportsOf(rel, pending, answers));
+      if (g) this.groupsOf(rel).imports = g;
+    }
+  }
+
+  private emitImportsOf(rel: string, pending: PendingImport[], answers: ImportAnswer[]): void {
+    const byTarget = new Map<string, { from: string; to: string; provenance: Provenance; language: Language; via: Set<string>; typeOnly: boolean }>();
+    const mod = this.modId(rel);
+    const lang = this.langOf(rel);
+    const tier = this.tier(rel);
+    pending.forEach((p, i) => {
+      const { target, external, by } = answers[i]!;
       const iid = importId(mod, p.specifier);
       this.addNode({
         kind: 'import',
@@ -996,14 +1225,14 @@ class Builder {
         resolved_by: by,
       });
       this.addEdge('contains', mod, iid, tier, lang, {});
-      if (target === null || target === mod) continue;
+      if (target === null || target === mod) return;
       const provenance: Provenance = by === 'compiler' ? tier : 'syntax_inferred';
       const key = `${mod}\u0000${target}\u0000${provenance}`;
       const e = byTarget.get(key) ?? { from: mod, to: target, provenance, language: lang, via: new Set<string>(), typeOnly: true };
       e.via.add(p.specifier);
       if (!p.typeOnly) e.typeOnly = false;
       byTarget.set(key, e);
-    }
+    });
     for (const e of byTarget.values()) {
       this.addEdge('imports', e.from, e.to, e.provenance, e.language, { via: [...e.via].sort(codePointCompare), type_only: e.typeOnly });
     }
@@ -1074,38 +1303,58 @@ class Builder {
     const abroad = new Set<string>();
     for (const v of this.importFiles.values()) if (v.abs !== undefined) abroad.add(v.abs);
     await foreign.prepare([...abroad].sort(codePointCompare));
+    // The world a file's references see besides its own slice and imports: every export table here
+    // and the other packages' files and slices (memo.ts).
+    let world = 0;
+    if (this.memo) {
+      const print = foreign.fingerprint();
+      if (!this.tablesSame || print !== this.memo.worldPrint) this.memo.world++;
+      this.memo.worldPrint = print;
+      world = this.memo.world;
+    }
     const kindOf = (t: Target): SyntaxTarget => ({ id: this.identityOf(t.file, t.decl), kind: this.slices.get(t.file)!.decls[t.decl]!.kind });
     for (const rel of files) {
       const s = this.slices.get(rel)!;
       if (s.module.degraded) continue;
-      const lang = s.language;
-      const perName = new Map<string, ReturnType<typeof resolveMention>>();
-      const foreignFile = (specifier: string) => this.importFiles.get(`${rel}\u0000${specifier}`);
-      s.decls.forEach((d, i) => {
-        if (d.parent !== -1 || !d.refs?.length) return;
-        const from = this.identityOf(rel, i);
-        const seen = new Map<string, boolean>();
-        for (const name of d.refs) {
-          let mentions = perName.get(name);
-          if (!mentions) {
-            mentions = resolveMention(rel, s, name, this.modules, (f) => this.slices.get(f), kindOf, foreignFile, foreign);
-            perName.set(name, mentions);
-          }
-          for (const m of mentions) {
-            // The declaration itself, and what shares its name in its own module (overloads, merged
-            // declarations), are not mentions of something else.
-            if (m.target.id === from || (name === d.name && m.target.id.startsWith(`${this.modId(rel)}#`))) continue;
-            const typeOnly = seen.get(m.target.id);
-            seen.set(m.target.id, typeOnly === undefined ? m.typeOnly : typeOnly && m.typeOnly);
-          }
-        }
-        for (const [to, typeOnly] of seen) {
-          this.addEdge('references', from, to, 'syntax_inferred', lang, { count: 1, type_only: typeOnly }, (e) => {
-            e.count++;
-          });
-        }
-      });
+      const answers = this.answers.get(rel) ?? '';
+      const kept = this.memo?.files.get(rel)?.references;
+      if (kept && kept.key.slice === s && kept.key.answers === answers && kept.key.world === world) {
+        this.replay(kept);
+        continue;
+      }
+      const g = this.group({ slice: s, answers, world }, () => this.emitReferencesOf(rel, s, foreign, kindOf));
+      if (g) this.groupsOf(rel).references = g;
     }
+  }
+
+  private emitReferencesOf(rel: string, s: Slice, foreign: ForeignSlices, kindOf: (t: Target) => SyntaxTarget): void {
+    const lang = s.language;
+    const perName = new Map<string, ReturnType<typeof resolveMention>>();
+    const foreignFile = (specifier: string) => this.importFiles.get(`${rel}\u0000${specifier}`);
+    s.decls.forEach((d, i) => {
+      if (d.parent !== -1 || !d.refs?.length) return;
+      const from = this.identityOf(rel, i);
+      const seen = new Map<string, boolean>();
+      for (const name of d.refs) {
+        let mentions = perName.get(name);
+        if (!mentions) {
+          mentions = resolveMention(rel, s, name, this.modules, (f) => this.slices.get(f), kindOf, foreignFile, foreign);
+          perName.set(name, mentions);
+        }
+        for (const m of mentions) {
+          // The declaration itself, and what shares its name in its own module (overloads, merged
+          // declarations), are not mentions of something else.
+          if (m.target.id === from || (name === d.name && m.target.id.startsWith(`${this.modId(rel)}#`))) continue;
+          const typeOnly = seen.get(m.target.id);
+          seen.set(m.target.id, typeOnly === undefined ? m.typeOnly : typeOnly && m.typeOnly);
+        }
+      }
+      for (const [to, typeOnly] of seen) {
+        this.addEdge('references', from, to, 'syntax_inferred', lang, { count: 1, type_only: typeOnly }, (e) => {
+          e.count++;
+        });
+      }
+    });
   }
 
   // ---------------------------------------------------------------- diagnostics
@@ -1198,8 +1447,19 @@ class Builder {
   // ---------------------------------------------------------------- finish
 
   finish(): KnownRecord[] {
-    const nodes = sortRecords([...this.nodes.values()]);
-    const edges = sortRecords([...this.edges.values()]);
+    const memo = this.memo;
+    for (const g of this.built) {
+      for (const n of g.nodes) deepFreeze(n);
+      for (const e of g.edges) deepFreeze(e);
+    }
+    const nodes = sortKept([...this.nodes.values()], memo?.order?.nodes, memo?.order?.kept, sortRecords);
+    const edges = sortKept([...this.edges.values()], memo?.order?.edges, memo?.order?.kept, sortRecords);
+    if (memo) {
+      const kept = new Set<GraphNode | GraphEdge>();
+      for (const r of nodes) if (Object.isFrozen(r)) kept.add(r);
+      for (const r of edges) if (Object.isFrozen(r)) kept.add(r);
+      memo.order = { nodes, edges, kept };
+    }
     const languages = new Set<GraphLanguage>();
     let degraded = false;
     for (const r of [...nodes, ...edges]) {

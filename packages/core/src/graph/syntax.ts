@@ -171,6 +171,25 @@ export class ForeignSlices {
     }
   }
 
+  /**
+   * Everything `exported` answers from, once prepared: each package's root, files and loaded slices
+   * (by content). Equal fingerprints give equal answers.
+   */
+  fingerprint(): string {
+    const parts: string[] = [];
+    for (const root of [...this.ready.keys()].sort()) {
+      const pkg = this.ready.get(root);
+      parts.push(root, this.locator.packageOfDir(root)?.name ?? '');
+      if (!pkg) continue;
+      parts.push([...pkg.files].join('\u0001'));
+      for (const rel of [...pkg.slices.keys()].sort()) {
+        const s = pkg.slices.get(rel)!;
+        parts.push(`${rel}\u0001${s.contentHash}\u0001${s.variant}`);
+      }
+    }
+    return parts.join('\u0000');
+  }
+
   /** What `name` exported by an (already prepared) file of another package is: its declarations. */
   exported(abs: string, name: string): SyntaxTarget[] {
     const place = this.locator.place(abs);

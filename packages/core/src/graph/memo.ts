@@ -1,0 +1,122 @@
+/**
+ * What a GraphSession keeps of its previous tolerant export from syntax, so a one-file edit rebuilds
+ * only the records that can have changed: each source file's records come in groups (its file, module
+ * and declarations; its module's exports; its imports; its references), each group kept with the
+ * inputs it was built from and replayed when they are equal, plus the package's namespaces as one
+ * group. The previous canonical order and the JSONL line of every kept record are kept too.
+ *
+ * Invariants:
+ * - a group is replayed only when every input it was built from is equal (compared by value, or by
+ *   the identity of a slice, which is a function of the file's content); otherwise it is rebuilt: the
+ *   records are those of an export without a session;
+ * - a group's records belong to it alone: their ids start with its file's or module's id, and the
+ *   module ids of a package are checked to be distinct before anything is replayed. A collision found
+ *   anyway (an id already taken when a group is replayed, or a merge into a kept record) throws
+ *   `MemoConflict` and the export is built again without the memo;
+ * - kept records are frozen (deeply): neither a later export nor a caller holding a previous result
+ *   can change them, so a kept JSONL line always matches its record.
+ */
+import { codePointCompare, KNOWN_KINDS, type GraphEdge, type GraphNode, type KnownRecord } from './records.js';
+import type { Slice } from '../facts/slice.js';
+
+export type GraphRecordOf = GraphNode | GraphEdge;
+
+/** One group's records and the inputs they were built from. */
+export interface Group<K> {
+  key: K;
+  nodes: GraphNode[];
+  edges: GraphEdge[];
+}
+
+/** A file's groups (see the header); each is absent until built. */
+export interface FileGroups {
+  /** The file, module and declaration records: the slice and what the report and namespaces say of the file. */
+  files?: Group<{ slice: Slice; extra: string }>;
+  /** The module's export records: its export table, projected. */
+  exports?: Group<string>;
+  /** The import records: the slice and how each specifier resolved. */
+  imports?: Group<{ slice: Slice; answers: string }>;
+  /** The syntax reference edges: the slice and the answers, under an unchanged export world. */
+  references?: Group<{ slice: Slice; answers: string; world: number }>;
+}
+
+export interface GraphMemo {
+  /** Package name, entries, source files and output directories the groups were built for. */
+  epoch: string;
+  /** Each file's export table, projected to identities (exports of every module, for `world`). */
+  tables: Map<string, string>;
+  /**
+   * What references see besides a file's own slice and imports: the export tables of every module and
+   * the other packages' files and slices (`worldPrint`, ForeignSlices.fingerprint). `world` counts
+   * its changes; a references group is kept only for the same count.
+   */
+  world: number;
+  worldPrint: string;
+  namespaces?: Group<string> & { notes: Map<string, string[]> };
+  files: Map<string, FileGroups>;
+  /** The previous export's records in canonical order (nodes, then edges), and the same as sets. */
+  order?: { nodes: GraphNode[]; edges: GraphEdge[]; kept: Set<GraphRecordOf> };
+  /** The JSONL line of each kept record. */
+  lines: WeakMap<object, string>;
+}
+
+export function createMemo(): GraphMemo {
+  return { epoch: '', tables: new Map(), world: 0, worldPrint: '', files: new Map(), lines: new WeakMap() };
+}
+
+/** Thrown when replaying would not give the records of a build without the memo (see the header). */
+export class MemoConflict extends Error {
+  constructor(id: string) {
+    super(`record ${id} belongs to two groups`);
+  }
+}
+
+/** Freeze a record and everything it holds. */
+export function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value as object)) deepFreeze(v);
+  }
+  return value;
+}
+
+const RANK = new Map<string, number>(KNOWN_KINDS.map((k, i) => [k, i]));
+const compare = (a: { kind: string; id: string }, b: { kind: string; id: string }) =>
+  (RANK.get(a.kind) ?? KNOWN_KINDS.length) - (RANK.get(b.kind) ?? KNOWN_KINDS.length) || codePointCompare(a.kind, b.kind) || codePointCompare(a.id, b.id);
+
+/**
+ * `sortRecords` for a builder's nodes or edges (unique ids, known kinds) when most of them were in the
+ * previous export: those keep their previous relative order (their kind and id did not change), the
+ * rest are sorted and merged in.
+ */
+export function sortKept<T extends { kind: string; id: string }>(records: T[], previous: readonly T[] | undefined, kept: ReadonlySet<unknown> | undefined, sortAll: (r: T[]) => T[]): T[] {
+  if (!previous || !kept) return sortAll(records);
+  const current = new Set<unknown>(records);
+  const old = previous.filter((r) => current.has(r));
+  const fresh = sortAll(records.filter((r) => !kept.has(r)));
+  if (!fresh.length) return old;
+  const out = new Array<T>(old.length + fresh.length);
+  let i = 0;
+  let j = 0;
+  let k = 0;
+  while (i < old.length && j < fresh.length) out[k++] = compare(old[i]!, fresh[j]!) <= 0 ? old[i++]! : fresh[j++]!;
+  while (i < old.length) out[k++] = old[i++]!;
+  while (j < fresh.length) out[k++] = fresh[j++]!;
+  return out;
+}
+
+/** The JSONL text of records, reusing the kept line of every frozen record. */
+export function formatWithLines(records: readonly KnownRecord[], lines: WeakMap<object, string>): string {
+  if (!records.length) return '';
+  const out = new Array<string>(records.length);
+  for (let i = 0; i < records.length; i++) {
+    const r = records[i]!;
+    let line = lines.get(r);
+    if (line === undefined) {
+      line = JSON.stringify(r);
+      if (Object.isFrozen(r)) lines.set(r, line);
+    }
+    out[i] = line;
+  }
+  return `${out.join('\n')}\n`;
+}
