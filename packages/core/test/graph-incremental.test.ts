@@ -6,12 +6,12 @@
  * first edit of a file also walks its importers). Either way the records are byte-for-byte those of a fresh export of the edited
  * tree, in tolerant syntax mode and in checked mode, for a body edit and for a signature edit.
  */
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGraphSession, exportGraph, graphText, type GraphExportOptions } from '@kiln/core';
-import { GEO, writeTree } from './lib/graph-fixtures.js';
+import { GEO, NPM_WORKSPACE, writeTree } from './lib/graph-fixtures.js';
 
 let tmp: string;
 beforeAll(async () => {
@@ -57,6 +57,74 @@ describe('one-file edits', () => {
     const noStore = await exportGraph(dir, { ...opts, store: false });
     expect(noStore.stats).toMatchObject({ parsed: 1 });
     expect(graphText(noStore)).toBe(await fresh(dir, { mode: 'allow-errors', syntax: true }));
+  });
+
+  it('tolerant from syntax, in a session: edits of every kind keep only the groups of records whose inputs are unchanged; each export is a fresh one', async () => {
+    const dir = await writeTree(join(tmp, 'groups'), GEO);
+    const session = createGraphSession();
+    const opts: GraphExportOptions = { mode: 'allow-errors', syntax: true, store: false, workers: 0, session };
+    const syntax: GraphExportOptions = { mode: 'allow-errors', syntax: true };
+    const first = await exportGraph(dir, opts);
+    const firstText = graphText(first);
+    expect(first.stats?.reused).toBe(0);
+    expect(firstText).toBe(await fresh(dir, syntax));
+    const steps: [string, () => Promise<void>][] = [
+      ['a body edit', () => edit(join(dir, 'src/math.ts'), 'return n * 3;', 'return n * 3 + 0;')],
+      ['a new local function', () => edit(join(dir, 'src/math.ts'), 'export const PI2', 'function helper() {\n  return 1;\n}\n\nexport const PI2')],
+      ['a mention of it', () => edit(join(dir, 'src/math.ts'), 'return n * 2;', 'return n * 2 * helper();')],
+      ['an exported function renamed (its importers mention nothing now)', () => edit(join(dir, 'src/math.ts'), 'export function double(', 'export function twice(')],
+      ['renamed back', () => edit(join(dir, 'src/math.ts'), 'export function twice(', 'export function double(')],
+      ['a re-export added', () => edit(join(dir, 'src/index.ts'), "export { triple } from './math.js';", "export { triple, double } from './math.js';")],
+      ['a new file', () => writeFile(join(dir, 'src/extra.ts'), "import { triple } from './math.js';\nexport const nine = triple(3);\n")],
+      ['the new file exported', () => edit(join(dir, 'src/index.ts'), "export * from './shapes.js';", "export * from './shapes.js';\nexport * from './extra.js';")],
+      ['a file deleted', () => unlink(join(dir, 'src/legacy.js'))],
+      ['a syntax error', () => edit(join(dir, 'src/shapes.ts'), 'return new Circle(1);', 'return new Circle(1;')],
+      ['the syntax error fixed', () => edit(join(dir, 'src/shapes.ts'), 'return new Circle(1;', 'return new Circle(1);')],
+      ['an entry point added to package.json', () => edit(join(dir, 'package.json'), '"./math": "./src/math.ts"', '"./math": "./src/math.ts",\n    "./extra": "./src/extra.ts"')],
+      ['an import changed', () => edit(join(dir, 'src/extra.ts'), "import { triple } from './math.js';", "import { triple } from './math.js';\nimport { unit } from './shapes.js';")],
+    ];
+    for (const [what, step] of steps) {
+      await step();
+      const r = await exportGraph(dir, opts);
+      expect(graphText(r), what).toBe(await fresh(dir, syntax));
+      // Nothing is rebuilt whole after a one-file edit that leaves the file list alone.
+      if (what !== 'a new file' && what !== 'a file deleted' && !what.startsWith('an entry point')) expect(r.stats?.reused, what).toBeGreaterThan(0);
+      // An export with nothing changed replays every group.
+      const again = await exportGraph(dir, opts);
+      expect(again.stats?.parsed, what).toBe(0);
+      expect(graphText(again), what).toBe(graphText(r));
+    }
+    // Kept records are shared between results: frozen, so neither a caller nor a later export can
+    // change what an earlier result says.
+    const decl = first.records.find((x) => x.kind === 'declaration')!;
+    expect(() => {
+      (decl as { name: string }).name = 'changed';
+    }).toThrow(TypeError);
+    expect(graphText(first)).toBe(firstText);
+  });
+
+  it('tolerant from syntax, in a session: a change in another workspace package moves the references into it', async () => {
+    const root = await writeTree(join(tmp, 'ws-groups'), NPM_WORKSPACE);
+    const dir = join(root, 'packages/b');
+    const session = createGraphSession();
+    const opts: GraphExportOptions = { mode: 'allow-errors', syntax: true, store: false, workers: 0, session };
+    const syntax: GraphExportOptions = { mode: 'allow-errors', syntax: true };
+    const refs = (r: Awaited<ReturnType<typeof exportGraph>>) => r.records.filter((x) => x.kind === 'references').map((x) => (x as { to: string }).to);
+    const before = await exportGraph(dir, opts);
+    expect(refs(before)).toEqual(['typescript:@ws/a//src/index#greet:function']);
+    await edit(join(root, 'packages/a/src/index.ts'), 'export function greet(', 'export function hail(');
+    const after = await exportGraph(dir, opts);
+    expect(after.stats).toMatchObject({ parsed: 0 });
+    expect(refs(after)).toEqual([]);
+    expect(graphText(after)).toBe(await fresh(dir, syntax));
+    await edit(join(root, 'packages/a/src/index.ts'), 'export function hail(', 'export function greet(');
+    const back = await exportGraph(dir, opts);
+    expect(graphText(back)).toBe(graphText(before));
+    // b's files unchanged, but its import now names a package outside the workspace.
+    await edit(join(root, 'packages/a/package.json'), '"name": "@ws/a"', '"name": "@ws/other"');
+    const renamed = await exportGraph(dir, opts);
+    expect(renamed.records.find((x) => x.kind === 'import')).toMatchObject({ specifier: '@ws/a', external: true });
+    expect(graphText(renamed)).toBe(await fresh(dir, syntax));
   });
 
   it('checked, in a session: a body edit walks only the edited file, a signature edit its dependents too; the records of a fresh export', async () => {
