@@ -265,6 +265,7 @@ export async function exportGraph(packageDir: string, options: GraphExportOption
     ...(options.pool ? { pool: options.pool } : {}),
     ...(options.maxFileSize !== undefined ? { maxFileSize: options.maxFileSize } : {}),
     reportMemo: false,
+    closures: false,
     // On two cores a fresh pool (each thread loads the compiler and warms its JIT) costs more than
     // parsing on this thread, which a syntax export leaves idle (measured: tools/bench-graph.mjs).
     inlineUpTo: !useChecker && options.workers === undefined && !options.pool && defaultWorkerCount() <= 1 ? Number.MAX_SAFE_INTEGER : INLINE_MISSES,

@@ -51,6 +51,12 @@ export interface DigestTreeOptions {
    */
   reportMemo?: boolean;
   /**
+   * Resolve each module-level declaration's `refs` and `shape_refs` (default true): what the closure
+   * keys are computed from. False leaves them out of the report (the codegraph does not read them;
+   * resolving them is a third of assembly) and turns the report memo off, which keeps whole reports.
+   */
+  closures?: boolean;
+  /**
    * Receives the slices the report is assembled from, keyed by relative path (the codegraph export
    * reads their imports and exports). Given, the memoised report is not used: slices are decoded.
    */
@@ -150,6 +156,7 @@ export async function digestTree(target: string, options: DigestTreeOptions = {}
   // A warm run whose every file matches the view's manifest: the report assembled last time for
   // exactly these contents, if there is one (store/view-report.ts); otherwise assembled below and kept.
   let memo: { input: string; writes: number; report?: DigestReport } | undefined;
+  const memoOn = options.reportMemo !== false && options.closures !== false;
   const memoInput = (entries: ReportInput['files']) =>
     reportInput({ pkg, outDirs, files: entries, diagnostics, digestSchema: schema, maxFileSize });
   const diagnosticsBeforeCollect = diagnostics.length;
@@ -168,7 +175,7 @@ export async function digestTree(target: string, options: DigestTreeOptions = {}
     ...(git ? { vouched: git.blobs } : {}),
     ...(manifestRead ? { manifestRead } : {}),
     diagnostics,
-    ...(storeDir !== null && options.reportMemo !== false && !options.onSlices
+    ...(storeDir !== null && memoOn && !options.onSlices
       ? {
           memo: async (entries: ReportInput['files']) => {
             const input = memoInput(entries);
@@ -188,10 +195,10 @@ export async function digestTree(target: string, options: DigestTreeOptions = {}
     // Kept when this run was clean (nothing reported by the store, the pool or a read) and complete;
     // the input is taken before assembly adds the slices' own diagnostics.
     const keep =
-      storeDir !== null && options.reportMemo !== false && diagnostics.length === diagnosticsBeforeCollect && files.every((rel) => slices.has(rel))
+      storeDir !== null && memoOn && diagnostics.length === diagnosticsBeforeCollect && files.every((rel) => slices.has(rel))
         ? memo?.input ?? memoInput(files.map((rel) => ({ rel, contentHash: slices.get(rel)!.contentHash, variant: slices.get(rel)!.variant })))
         : undefined;
-    report = assemble(pkg, packageRoot, files, slices, diagnostics, schema, outDirs);
+    report = assemble(pkg, packageRoot, files, slices, diagnostics, schema, outDirs, options.closures !== false);
     if (keep !== undefined) {
       try {
         await writeViewReport(storeDir!, viewIdOf(packageRoot), schema, keep, report, memo?.writes ?? (await viewReportWrites(storeDir!, viewIdOf(packageRoot), schema)));
@@ -222,6 +229,7 @@ function assemble(
   diagnostics: Diagnostic[],
   schema: number,
   outDirs: string[],
+  closures: boolean,
 ): DigestReport {
   const fileSet = new Set(slices.keys());
   const modules = new ModuleExports(slices);
@@ -281,8 +289,10 @@ function assemble(
       if (d.comments) rec.meaningful_comments = d.comments;
       if (d.shape) {
         rec.shape_digest = d.shape;
-        rec.shape_refs = refsOf(d.shapeRefs) ?? [];
-        rec.refs = refsOf(d.refs) ?? [];
+        if (closures) {
+          rec.shape_refs = refsOf(d.shapeRefs) ?? [];
+          rec.refs = refsOf(d.refs) ?? [];
+        }
       }
       declarations.push(rec);
     });

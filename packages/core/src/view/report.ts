@@ -26,7 +26,8 @@ export interface DeclarationRecord {
   /**
    * Module-level declarations: digest of what a consumer observes (signature if written down,
    * everything if inferred), and what that shape and the whole declaration mention — identities in
-   * this package, `ext:<package>`, or `unresolved:<module>`.
+   * this package, `ext:<package>`, or `unresolved:<module>`. The two lists are absent from a report
+   * assembled without closures (digestTree `closures: false`).
    */
   shape_digest?: string;
   shape_refs?: string[];
