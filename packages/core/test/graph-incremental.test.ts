@@ -6,7 +6,7 @@
  * first edit of a file also walks its importers). Either way the records are byte-for-byte those of a fresh export of the edited
  * tree, in tolerant syntax mode and in checked mode, for a body edit and for a signature edit.
  */
-import { cp, mkdtemp, readFile, rm, unlink, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rename, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -125,6 +125,37 @@ describe('one-file edits', () => {
     const renamed = await exportGraph(dir, opts);
     expect(renamed.records.find((x) => x.kind === 'import')).toMatchObject({ specifier: '@ws/a', external: true });
     expect(graphText(renamed)).toBe(await fresh(dir, syntax));
+  });
+
+  it("tolerant from syntax, in a session: the compiler's module resolution is kept only while what it read is unchanged", async () => {
+    const dir = await writeTree(join(tmp, 'resolution'), GEO);
+    const session = createGraphSession();
+    const opts: GraphExportOptions = { mode: 'allow-errors', syntax: true, store: false, workers: 0, session };
+    const syntax: GraphExportOptions = { mode: 'allow-errors', syntax: true };
+    const importOf = (r: Awaited<ReturnType<typeof exportGraph>>, specifier: string) => r.records.find((x) => x.kind === 'import' && (x as { specifier: string }).specifier === specifier);
+    await edit(join(dir, 'src/types.ts'), 'export interface Named {', "import leftPad from 'left-pad';\nexport const padded = leftPad('a', 2);\nexport interface Named {");
+    const before = await exportGraph(dir, opts);
+    expect(importOf(before, 'left-pad')).toMatchObject({ resolved_by: 'kiln', target: 'package:left-pad' });
+    // No source file changes: a package appears in node_modules, and the compiler now finds it.
+    const lp = join(dir, 'node_modules/left-pad');
+    await mkdir(lp, { recursive: true });
+    await writeFile(join(lp, 'package.json'), JSON.stringify({ name: 'left-pad', version: '1.3.0', types: 'index.d.ts' }));
+    await writeFile(join(lp, 'index.d.ts'), 'export default function leftPad(s: string, n: number): string;\n');
+    const installed = await exportGraph(dir, opts);
+    expect(importOf(installed, 'left-pad')).toMatchObject({ resolved_by: 'compiler', external: true });
+    expect(graphText(installed)).toBe(await fresh(dir, syntax));
+    // Its package.json, rewritten in place (no directory changes), now exports a file that does not
+    // exist: read again, not remembered.
+    await writeFile(join(lp, 'package.json'), JSON.stringify({ name: 'left-pad', version: '1.3.0', exports: { '.': { types: './missing.d.ts' } } }));
+    const broken = await exportGraph(dir, opts);
+    expect(graphText(broken)).toBe(await fresh(dir, syntax));
+    expect(importOf(broken, 'left-pad')).toMatchObject({ resolved_by: 'kiln' });
+    // The file appears under another name, and the package.json is fixed by a rename over it.
+    await writeFile(join(lp, 'types.tmp'), JSON.stringify({ name: 'left-pad', version: '1.3.0', exports: { '.': { types: './index.d.ts' } } }));
+    await rename(join(lp, 'types.tmp'), join(lp, 'package.json'));
+    const fixed = await exportGraph(dir, opts);
+    expect(graphText(fixed)).toBe(await fresh(dir, syntax));
+    expect(importOf(fixed, 'left-pad')).toMatchObject({ resolved_by: 'compiler' });
   });
 
   it('checked, in a session: a body edit walks only the edited file, a signature edit its dependents too; the records of a fresh export', async () => {

@@ -15,7 +15,8 @@
  * - No compiler is loaded at import time.
  */
 import { createHash } from 'node:crypto';
-import { relative, sep } from 'node:path';
+import { statSync } from 'node:fs';
+import { dirname, relative, sep } from 'node:path';
 import type * as TS from 'typescript';
 import { resolveTypeScript } from '../build/compile.js';
 import { findTsconfig, TSCONFIG_CANDIDATES } from '../key/tsconfig.js';
@@ -207,20 +208,106 @@ export function checkProgram(p: LoadedProgram): readonly TS.Diagnostic[] {
  * undefined. With a program, the file's module format is the program's; without one it is worked out
  * the way the program would (package.json `type`, file extension).
  */
-export function compilerResolve(p: LoadedConfig & { program?: TS.Program }, absFile: string, specifier: string): string | undefined {
+export function compilerResolve(p: LoadedConfig & { program?: TS.Program }, absFile: string, specifier: string, host: TS.ModuleResolutionHost = p.resolutionHost): string | undefined {
   try {
     let format: TS.ResolutionMode;
     if (p.program) format = p.program.getSourceFile(absFile)?.impliedNodeFormat;
     else if (p.formats.has(absFile)) format = p.formats.get(absFile);
     else {
-      format = p.ts.getImpliedNodeFormatForFile(absFile, p.cache.getPackageJsonInfoCache(), p.resolutionHost, p.options);
+      format = p.ts.getImpliedNodeFormatForFile(absFile, p.cache.getPackageJsonInfoCache(), host, p.options);
       p.formats.set(absFile, format);
     }
-    const r = p.ts.resolveModuleName(specifier, absFile, p.options, p.resolutionHost, p.cache, undefined, format);
+    const r = p.ts.resolveModuleName(specifier, absFile, p.options, host, p.cache, undefined, format);
     return r.resolvedModule?.resolvedFileName;
   } catch {
     return undefined;
   }
+}
+
+/**
+ * compilerResolve's answers kept between exports in one process (a GraphSession), each valid while
+ * what it was read from is unchanged. Every probe the compiler makes goes through a host that first
+ * stamps what the probe's answer depends on: for a file or directory tested for existence, its parent
+ * directory (an entry added, removed or renamed changes the parent's modification time); for a file
+ * read (package.json), the file itself; for a path made real, every directory above it (symlinks).
+ * Stamps are taken before the probe, so a change racing with it invalidates. Before an export uses
+ * the answers, every stamp is taken again: one differing, or another configuration (`key`), and all
+ * answers are dropped.
+ */
+export interface ResolutionMemo {
+  key: string;
+  answers: Map<string, string | undefined>;
+  /** Path → stat signature (`-` when missing) taken before the compiler looked. */
+  stamps: Map<string, string>;
+}
+
+export function createResolutionMemo(): ResolutionMemo {
+  return { key: '', answers: new Map(), stamps: new Map() };
+}
+
+function statStamp(path: string): string {
+  try {
+    const st = statSync(path);
+    return `${st.mtimeMs}:${st.size}:${st.ino}`;
+  } catch {
+    return '-';
+  }
+}
+
+/** Drop the memo's answers unless it was filled under `key` and every stamp still holds. */
+export function checkResolutionMemo(memo: ResolutionMemo, key: string): void {
+  let valid = memo.key === key;
+  if (valid) {
+    for (const [path, stamp] of memo.stamps) {
+      if (statStamp(path) !== stamp) {
+        valid = false;
+        break;
+      }
+    }
+  }
+  if (!valid) {
+    memo.key = key;
+    memo.answers.clear();
+    memo.stamps.clear();
+  }
+}
+
+const stampingHosts = new WeakMap<LoadedConfig, { memo: ResolutionMemo; host: TS.ModuleResolutionHost }>();
+
+function stampingHost(p: LoadedConfig, memo: ResolutionMemo): TS.ModuleResolutionHost {
+  const had = stampingHosts.get(p);
+  if (had && had.memo === memo) return had.host;
+  const base = p.resolutionHost;
+  const stamp = (path: string) => {
+    if (!memo.stamps.has(path)) memo.stamps.set(path, statStamp(path));
+  };
+  const parent = (path: string) => stamp(dirname(path));
+  const ancestors = (path: string) => {
+    for (let d = dirname(path); ; d = dirname(d)) {
+      stamp(d);
+      if (dirname(d) === d) break;
+    }
+  };
+  const host: TS.ModuleResolutionHost = {
+    fileExists: (f) => (parent(f), base.fileExists(f)),
+    readFile: (f) => (parent(f), stamp(f), base.readFile(f)),
+    ...(base.directoryExists ? { directoryExists: (d: string) => (parent(d), base.directoryExists!(d)) } : {}),
+    ...(base.realpath ? { realpath: (f: string) => (ancestors(f), base.realpath!(f)) } : {}),
+    ...(base.getDirectories ? { getDirectories: (d: string) => (stamp(d), base.getDirectories!(d)) } : {}),
+    getCurrentDirectory: () => base.getCurrentDirectory!(),
+    ...(base.useCaseSensitiveFileNames !== undefined ? { useCaseSensitiveFileNames: base.useCaseSensitiveFileNames } : {}),
+  };
+  stampingHosts.set(p, { memo, host });
+  return host;
+}
+
+/** compilerResolve through a ResolutionMemo (checked with checkResolutionMemo first, once per export). */
+export function memoResolve(p: LoadedConfig, memo: ResolutionMemo, absFile: string, specifier: string): string | undefined {
+  const k = `${absFile}\u0000${specifier}`;
+  if (memo.answers.has(k)) return memo.answers.get(k);
+  const found = compilerResolve(p, absFile, specifier, stampingHost(p, memo));
+  memo.answers.set(k, found);
+  return found;
 }
 
 // ------------------------------------------------------------------ declarations of a file, by node

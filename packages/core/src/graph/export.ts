@@ -57,7 +57,7 @@ import { ModuleExports, packageOfSpecifier, type ExportTable, type Target } from
 import { discoverWorkspace } from '../workspace/discover.js';
 import { messageSanitizer } from '../build/compile.js';
 import { DIGEST_SCHEMA, EXTRACTOR_VERSION, GRAPH_SCHEMA_VERSION } from '../version.js';
-import { buildProgram, checkProgram, compilerResolve, diagnosticFile, indexDecls, loadConfig, walkSites, type ConfigLoad, type DocLink, type FileDecls, type LoadedConfig, type LoadedProgram, type ProgramReuse, type Site } from './checked.js';
+import { buildProgram, checkProgram, checkResolutionMemo, compilerResolve, createResolutionMemo, diagnosticFile, memoResolve, type ResolutionMemo, indexDecls, loadConfig, walkSites, type ConfigLoad, type DocLink, type FileDecls, type LoadedConfig, type LoadedProgram, type ProgramReuse, type Site } from './checked.js';
 import { ForeignSlices, implementationOf, inside, resolveMention, type SyntaxTarget } from './syntax.js';
 import { createMemo, deepFreeze, formatWithLines, MemoConflict, sortKept, type FileGroups, type Group, type GraphMemo } from './memo.js';
 import { findWorkspaceRoot, Locator, type PackageRoot } from './locate.js';
@@ -163,6 +163,8 @@ export interface SessionState {
   memo?: GraphMemo;
   /** Set when this package's records could not be grouped: every export builds them whole. */
   memoOff?: boolean;
+  /** The compiler's module resolution answers, for an export without a program (checked.ts). */
+  resolutions?: ResolutionMemo;
 }
 
 /** Misses digested on the calling thread rather than by a new pool (an edit or two after a previous export). */
@@ -339,7 +341,7 @@ export async function exportGraph(packageDir: string, options: GraphExportOption
   people.push(...[...configDiags, ...tsDiags].map(toDiagnostic));
   if (unchecked) people.push(diagnostic('KILN_GRAPH_UNCHECKED', unchecked, { producer: PRODUCER }));
   const assemble = async (memo: GraphMemo | undefined) => {
-    const b = new Builder(root, pkg, slices, report.files, outDirs, config, loaded, mode, sites, memo);
+    const b = new Builder(root, pkg, slices, report.files, outDirs, config, loaded, mode, sites, memo, state && !loaded ? (state.resolutions ??= createResolutionMemo()) : undefined);
     b.build(report, [...configDiags, ...tsDiags], load, unchecked);
     done('build');
     await b.resolveWorkspace(state?.workspace);
@@ -471,6 +473,8 @@ class Builder {
     private readonly siteCache?: Map<string, { sites: Site[]; links: DocLink[] }>,
     /** A session's groups of records of the previous export (memo.ts); only without a program. */
     private memo?: GraphMemo,
+    /** A session's module resolution answers (checked.ts), checked before the first is used. */
+    private readonly resolutions?: ResolutionMemo,
   ) {
     this.modules = new ModuleExports(slices as Map<string, Slice>);
     this.fileSet = new Set(slices.keys());
@@ -487,6 +491,7 @@ class Builder {
   private readonly built: Group<unknown>[] = [];
   /** Whether every module's export table is as in the previous export (memo.ts `world`). */
   private tablesSame = false;
+  private resolutionsChecked = false;
   /** How each file's imports resolved (a string compared between exports). */
   private readonly answers = new Map<string, string>();
 
@@ -1139,7 +1144,14 @@ class Builder {
     let external = false;
     let by: ImportNode['resolved_by'] = 'none';
     const resolver = this.loaded ?? this.config;
-    const compiled = resolver ? compilerResolve(resolver, abs, p.specifier) : undefined;
+    let compiled: string | undefined;
+    if (resolver && this.resolutions && !this.loaded) {
+      if (!this.resolutionsChecked) {
+        checkResolutionMemo(this.resolutions, JSON.stringify([resolver.configPath, this.manifests]));
+        this.resolutionsChecked = true;
+      }
+      compiled = memoResolve(resolver, this.resolutions, abs, p.specifier);
+    } else if (resolver) compiled = compilerResolve(resolver, abs, p.specifier);
     const compiledPlace = compiled ? this.placeOf(compiled) : undefined;
     let file: string | undefined;
     if (compiledPlace) {
