@@ -19,6 +19,7 @@ import * as z from 'zod';
 import {
   checkFreshness,
   contextPack,
+  createGraphSession,
   explainContext,
   findIdentifiers,
   formatDiagnostic,
@@ -73,6 +74,8 @@ function failure(e: unknown): CallToolResult {
 export class GraphState {
   private current: LoadedGraph | undefined;
   private loading: Promise<LoadedGraph> | undefined;
+  /** A reindex after an edit parses only what changed (and, without the checker, rebuilds only the records that can have). */
+  private readonly session = createGraphSession();
   constructor(private readonly opts: KilnMcpOptions) {}
 
   get options(): KilnMcpOptions {
@@ -100,6 +103,7 @@ export class GraphState {
       mode: o.allowErrors ? ('allow-errors' as const) : ('checked' as const),
       ...(o.tsConfig !== undefined ? { tsConfig: o.tsConfig } : {}),
       ...(o.store !== undefined ? { store: o.store } : {}),
+      session: this.session,
     };
     const g = fromDir ? await loadGraph({ ...common, dir: o.dir! }) : await loadGraph({ ...common, ...(o.graph !== undefined ? { graph: o.graph } : {}), ...(o.dir !== undefined ? { dir: o.dir } : {}) });
     this.current = g;

@@ -16,7 +16,7 @@ import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { diagnostic, KilnError, type Diagnostic } from '../../diagnostics/diagnostic.js';
-import { exportGraph } from '../export.js';
+import { exportGraph, type GraphSession } from '../export.js';
 import { readGraph } from '../read.js';
 import type { GraphMode } from '../records.js';
 import { GraphIndex } from './graph-index.js';
@@ -38,6 +38,8 @@ export interface LoadGraphOptions {
   tsConfig?: string;
   store?: string | false;
   workers?: number;
+  /** Keep what an export learnt for the next export of the same packages (a server's reindex). */
+  session?: GraphSession;
 }
 
 export interface LoadedGraph {
@@ -150,6 +152,7 @@ async function loadOne(opts: { graph?: string | undefined; dir?: string | undefi
     ...(opts.tsConfig !== undefined ? { tsConfig: opts.tsConfig } : {}),
     ...(opts.store !== undefined ? { store: opts.store } : {}),
     ...(opts.workers !== undefined ? { workers: opts.workers } : {}),
+    ...(opts.session ? { session: opts.session } : {}),
   });
   if (!result.ok) {
     const first = result.diagnostics.find((d) => d.severity === 'error') ?? diagnostic('KILN_GRAPH_CHECK_FAILED', `${opts.dir} could not be exported`, { producer: 'graph' });
