@@ -489,8 +489,6 @@ class Builder {
   private capture: Group<unknown> | null = null;
   /** Groups built in this export: frozen when it finishes. */
   private readonly built: Group<unknown>[] = [];
-  /** Whether every module's export table is as in the previous export (memo.ts `world`). */
-  private tablesSame = false;
   private resolutionsChecked = false;
   /** How each file's imports resolved (a string compared between exports). */
   private readonly answers = new Map<string, string>();
@@ -703,18 +701,16 @@ class Builder {
       memo.files.clear();
       memo.tables.clear();
       memo.namespaces = undefined;
-      memo.world++;
     }
   }
 
   /**
-   * Every module's export table, and whether all are as in the previous export: each projected to
-   * what records are made of (identities and kinds of the targets, before and after choosing an
-   * overload's implementation, and the packages a name comes from).
+   * Every module's export table; with a memo, each projected to what records are made of (identities
+   * and kinds of the targets, before and after choosing an overload's implementation, and the packages
+   * a name comes from), its version moved when the projection differs from the previous export's.
    */
   private exportTables(): Map<string, ExportTable> {
     const tables = new Map<string, ExportTable>();
-    let same = !!this.memo;
     const sliceOf = (f: string) => this.slices.get(f);
     for (const rel of [...this.slices.keys()].sort(codePointCompare)) {
       const table = this.modules.exportsOf(rel);
@@ -731,11 +727,14 @@ class Builder {
         );
       }
       const projected = parts.join('\u0000');
-      if (this.memo.tables.get(rel) !== projected) same = false;
-      this.memo.tables.set(rel, projected);
+      if (this.memo.tables.get(rel)?.projected !== projected) this.memo.tables.set(rel, { projected, version: ++this.memo.versions });
     }
-    this.tablesSame = same;
     return tables;
+  }
+
+  /** The current version of a module's export table (memo.ts). */
+  private tableVersion(rel: string): number {
+    return this.memo?.tables.get(rel)?.version ?? -1;
   }
 
   private emitPackage(load: ConfigLoad): void {
@@ -918,8 +917,10 @@ class Builder {
    * (sorted; a module in none is internal). One group: kept while every export table is.
    */
   private emitNamespaces(): Map<string, string[]> {
+    const entryFiles = this.pkg.entries.map((entry) => entry.targets.map((t) => resolveManifestTarget(t, this.fileSet, this.outDirs)).find((f) => f !== undefined));
+    const key = this.memo ? entryFiles.map((f) => (f === undefined ? '-' : `${f}\u0001${this.tableVersion(f)}`)).join('\u0000') : '';
     const kept = this.memo?.namespaces;
-    if (kept && this.tablesSame) {
+    if (kept && kept.key === key) {
       this.replay(kept);
       return kept.notes;
     }
@@ -929,9 +930,9 @@ class Builder {
       set.add(ns);
       moduleNamespaces.set(mod, set);
     };
-    const g = this.group('', () => {
-      for (const entry of this.pkg.entries) {
-        const file = entry.targets.map((t) => resolveManifestTarget(t, this.fileSet, this.outDirs)).find((f) => f !== undefined);
+    const g = this.group(key, () => {
+      this.pkg.entries.forEach((entry, i) => {
+        const file = entryFiles[i];
         const ns = namespaceId(this.pkg.name, entry.subpath);
         const table = file ? this.modules.exportsOf(file) : undefined;
         const names = new Set<string>([...(table?.names.keys() ?? []), ...(table?.external.keys() ?? [])]);
@@ -949,12 +950,12 @@ class Builder {
           names: [...names].sort(codePointCompare),
         });
         this.addEdge('contains', this.pkgId, ns, 'manifest_declared', 'json', {});
-        if (!file || !table) continue;
+        if (!file || !table) return;
         this.addEdge('contains', ns, this.modId(file), 'manifest_declared', lang, {});
         note(this.modId(file), ns);
         this.exportEdges(ns, table.names, (t) => this.tier(t));
         for (const targets of table.names.values()) for (const t of targets) note(this.modId(t.file), ns);
-      }
+      });
     });
     const notes = new Map<string, string[]>();
     for (const [mod, set] of moduleNamespaces) notes.set(mod, [...set].sort(codePointCompare));
@@ -965,13 +966,13 @@ class Builder {
   /** Each module's own exports: one group per module, kept while its export table is. */
   private emitModuleExports(tables: ReadonlyMap<string, ExportTable>): void {
     for (const [rel, table] of tables) {
-      const projected = this.memo?.tables.get(rel) ?? '';
+      const version = this.tableVersion(rel);
       const kept = this.memo?.files.get(rel)?.exports;
-      if (kept && kept.key === projected) {
+      if (kept && kept.key === version) {
         this.replay(kept);
         continue;
       }
-      const g = this.group(projected, () => {
+      const g = this.group(version, () => {
         const mod = this.modId(rel);
         const lang = this.langOf(rel);
         const tier = this.tier(rel);
@@ -1316,28 +1317,44 @@ class Builder {
     const abroad = new Set<string>();
     for (const v of this.importFiles.values()) if (v.abs !== undefined) abroad.add(v.abs);
     await foreign.prepare([...abroad].sort(codePointCompare));
-    // The world a file's references see besides its own slice and imports: every export table here
-    // and the other packages' files and slices (memo.ts).
-    let world = 0;
     if (this.memo) {
       const print = foreign.fingerprint();
-      if (!this.tablesSame || print !== this.memo.worldPrint) this.memo.world++;
-      this.memo.worldPrint = print;
-      world = this.memo.world;
+      if (print !== this.memo.foreign.print) this.memo.foreign = { print, version: ++this.memo.versions };
     }
     const kindOf = (t: Target): SyntaxTarget => ({ id: this.identityOf(t.file, t.decl), kind: this.slices.get(t.file)!.decls[t.decl]!.kind });
     for (const rel of files) {
       const s = this.slices.get(rel)!;
       if (s.module.degraded) continue;
       const answers = this.answers.get(rel) ?? '';
+      const deps = this.memo ? this.referenceDeps(rel, s) : '';
       const kept = this.memo?.files.get(rel)?.references;
-      if (kept && kept.key.slice === s && kept.key.answers === answers && kept.key.world === world) {
+      if (kept && kept.key.slice === s && kept.key.answers === answers && kept.key.deps === deps) {
         this.replay(kept);
         continue;
       }
-      const g = this.group({ slice: s, answers, world }, () => this.emitReferencesOf(rel, s, foreign, kindOf));
+      const g = this.group({ slice: s, answers, deps }, () => this.emitReferencesOf(rel, s, foreign, kindOf));
       if (g) this.groupsOf(rel).references = g;
     }
+  }
+
+  /**
+   * What a file's mentions resolve through besides its own slice (resolveMention): the export tables
+   * of the modules its imports name (relative, or this package by name) and, when one leads to another
+   * package, that package's slices — as versions (memo.ts).
+   */
+  private referenceDeps(rel: string, s: Slice): string {
+    const deps = new Set<string>();
+    for (const imp of s.imports) {
+      if (imp.specifier.startsWith('.')) {
+        const file = this.modules.resolve(rel, imp.specifier);
+        if (file) deps.add(`${file}\u0001${this.tableVersion(file)}`);
+        continue;
+      }
+      const where = this.importFiles.get(`${rel}\u0000${imp.specifier}`);
+      if (where?.own !== undefined) deps.add(`${where.own}\u0001${this.tableVersion(where.own)}`);
+      else if (where?.abs !== undefined) deps.add(`\u0002${this.memo!.foreign.version}`);
+    }
+    return [...deps].sort().join('\u0000');
   }
 
   private emitReferencesOf(rel: string, s: Slice, foreign: ForeignSlices, kindOf: (t: Target) => SyntaxTarget): void {

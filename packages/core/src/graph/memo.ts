@@ -5,6 +5,12 @@
  * inputs it was built from and replayed when they are equal, plus the package's namespaces as one
  * group. The previous canonical order and the JSONL line of every kept record are kept too.
  *
+ * Export tables (which follow re-export chains across files) are compared once per export, projected
+ * to what records take from them, and versioned: a module's export group, the namespaces and the
+ * references of the files importing a module are kept while the versions they read are. So a body
+ * edit rebuilds the edited file's groups; a new export also rebuilds the groups of the modules whose
+ * tables it reaches and of their importers.
+ *
  * Invariants:
  * - a group is replayed only when every input it was built from is equal (compared by value, or by
  *   the identity of a slice, which is a function of the file's content); otherwise it is rebuilt: the
@@ -32,26 +38,29 @@ export interface Group<K> {
 export interface FileGroups {
   /** The file, module and declaration records: the slice and what the report and namespaces say of the file. */
   files?: Group<{ slice: Slice; extra: string }>;
-  /** The module's export records: its export table, projected. */
-  exports?: Group<string>;
+  /** The module's export records: the version of its export table. */
+  exports?: Group<number>;
   /** The import records: the slice and how each specifier resolved. */
   imports?: Group<{ slice: Slice; answers: string }>;
-  /** The syntax reference edges: the slice and the answers, under an unchanged export world. */
-  references?: Group<{ slice: Slice; answers: string; world: number }>;
+  /**
+   * The syntax reference edges: the slice, the answers, and the versions of what its mentions resolve
+   * through (`deps`: the export tables of the modules it imports, other packages' slices).
+   */
+  references?: Group<{ slice: Slice; answers: string; deps: string }>;
 }
 
 export interface GraphMemo {
   /** Package name, entries, source files and output directories the groups were built for. */
   epoch: string;
-  /** Each file's export table, projected to identities (exports of every module, for `world`). */
-  tables: Map<string, string>;
   /**
-   * What references see besides a file's own slice and imports: the export tables of every module and
-   * the other packages' files and slices (`worldPrint`, ForeignSlices.fingerprint). `world` counts
-   * its changes; a references group is kept only for the same count.
+   * Each file's export table, projected to what records are made of, with a version that changes
+   * with it (numbers from `versions`, never reused).
    */
-  world: number;
-  worldPrint: string;
+  tables: Map<string, { projected: string; version: number }>;
+  versions: number;
+  /** The other packages' files and slices references reached (ForeignSlices.fingerprint), and its version. */
+  foreign: { print: string; version: number };
+  /** The namespaces group: the versions of the entry points' export tables. */
   namespaces?: Group<string> & { notes: Map<string, string[]> };
   files: Map<string, FileGroups>;
   /** The previous export's records in canonical order (nodes, then edges), and the same as sets. */
@@ -61,7 +70,7 @@ export interface GraphMemo {
 }
 
 export function createMemo(): GraphMemo {
-  return { epoch: '', tables: new Map(), world: 0, worldPrint: '', files: new Map(), lines: new WeakMap() };
+  return { epoch: '', tables: new Map(), versions: 0, foreign: { print: '', version: 0 }, files: new Map(), lines: new WeakMap() };
 }
 
 /** Thrown when replaying would not give the records of a build without the memo (see the header). */
