@@ -66,7 +66,7 @@ export { blankNonMeaningfulComments, listComments, type BlankOptions, type Comme
 export { checkAgainstFreshBuild, type FreshBuildCheck } from './build/soundness.js';
 export { recordComponents, readComponents, recordBuilt, readBuilt, recordsDir, type BuiltRecord } from './key/records.js';
 export { explainKeyChange, type KeyChange, type ChangeCategory } from './key/explain.js';
-export { createGraphSession, exportGraph, GraphSession, graphText, type GraphExportOptions, type GraphExportPhases, type GraphExportResult } from './graph/export.js';
+export { createGraphSession, exportGraph, forgetGraphMemos, GraphSession, graphText, type GraphExportOptions, type GraphExportPhases, type GraphExportResult } from './graph/export.js';
 export { readGraph, writeGraph, isOpaqueRecord, isKnownRecord, type GraphDocument, type ReadGraphOptions } from './graph/read.js';
 export { graphSchema, graphSchemaPath, validateGraphRecord } from './graph/schema.js';
 export * from './graph/records.js';

@@ -10,7 +10,7 @@ import { cp, mkdir, mkdtemp, readFile, rename, rm, unlink, writeFile } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGraphSession, exportGraph, graphText, type GraphExportOptions } from '@kiln/core';
+import { createGraphSession, exportGraph, forgetGraphMemos, graphText, type GraphExportOptions } from '@kiln/core';
 import { GEO, NPM_WORKSPACE, writeTree } from './lib/graph-fixtures.js';
 
 let tmp: string;
@@ -19,7 +19,9 @@ beforeAll(async () => {
 });
 afterAll(() => rm(tmp, { recursive: true, force: true }));
 
+/** An export that remembers nothing: no store, no session, and the process's kept answers forgotten. */
 async function fresh(dir: string, opts: GraphExportOptions): Promise<string> {
+  forgetGraphMemos();
   return graphText(await exportGraph(dir, { ...opts, store: false, workers: 0 }));
 }
 
@@ -127,35 +129,42 @@ describe('one-file edits', () => {
     expect(graphText(renamed)).toBe(await fresh(dir, syntax));
   });
 
-  it("tolerant from syntax, in a session: the compiler's module resolution is kept only while what it read is unchanged", async () => {
+  it("the compiler's module resolution answers (kept per tsconfig for the process, with or without a session) are used only while what they were read from is unchanged", async () => {
     const dir = await writeTree(join(tmp, 'resolution'), GEO);
     const session = createGraphSession();
-    const opts: GraphExportOptions = { mode: 'allow-errors', syntax: true, store: false, workers: 0, session };
     const syntax: GraphExportOptions = { mode: 'allow-errors', syntax: true };
+    const plain: GraphExportOptions = { ...syntax, store: false, workers: 0 };
     const importOf = (r: Awaited<ReturnType<typeof exportGraph>>, specifier: string) => r.records.find((x) => x.kind === 'import' && (x as { specifier: string }).specifier === specifier);
+    // Each step: an export in the session and one without, both after the other's answers were kept;
+    // both must be the export of a process that remembers nothing.
+    const exportAll = async () => {
+      const inSession = await exportGraph(dir, { ...plain, session });
+      const alone = await exportGraph(dir, plain);
+      const text = await fresh(dir, syntax);
+      expect(graphText(inSession)).toBe(text);
+      expect(graphText(alone)).toBe(text);
+      return inSession;
+    };
     await edit(join(dir, 'src/types.ts'), 'export interface Named {', "import leftPad from 'left-pad';\nexport const padded = leftPad('a', 2);\nexport interface Named {");
-    const before = await exportGraph(dir, opts);
-    expect(importOf(before, 'left-pad')).toMatchObject({ resolved_by: 'kiln', target: 'package:left-pad' });
+    await exportGraph(dir, { ...plain, session });
+    expect(importOf(await exportAll(), 'left-pad')).toMatchObject({ resolved_by: 'kiln', target: 'package:left-pad' });
     // No source file changes: a package appears in node_modules, and the compiler now finds it.
     const lp = join(dir, 'node_modules/left-pad');
     await mkdir(lp, { recursive: true });
     await writeFile(join(lp, 'package.json'), JSON.stringify({ name: 'left-pad', version: '1.3.0', types: 'index.d.ts' }));
     await writeFile(join(lp, 'index.d.ts'), 'export default function leftPad(s: string, n: number): string;\n');
-    const installed = await exportGraph(dir, opts);
-    expect(importOf(installed, 'left-pad')).toMatchObject({ resolved_by: 'compiler', external: true });
-    expect(graphText(installed)).toBe(await fresh(dir, syntax));
+    expect(importOf(await exportAll(), 'left-pad')).toMatchObject({ resolved_by: 'compiler', external: true });
     // Its package.json, rewritten in place (no directory changes), now exports a file that does not
     // exist: read again, not remembered.
     await writeFile(join(lp, 'package.json'), JSON.stringify({ name: 'left-pad', version: '1.3.0', exports: { '.': { types: './missing.d.ts' } } }));
-    const broken = await exportGraph(dir, opts);
-    expect(graphText(broken)).toBe(await fresh(dir, syntax));
-    expect(importOf(broken, 'left-pad')).toMatchObject({ resolved_by: 'kiln' });
-    // The file appears under another name, and the package.json is fixed by a rename over it.
+    expect(importOf(await exportAll(), 'left-pad')).toMatchObject({ resolved_by: 'kiln' });
+    // The package.json is fixed by a rename over it.
     await writeFile(join(lp, 'types.tmp'), JSON.stringify({ name: 'left-pad', version: '1.3.0', exports: { '.': { types: './index.d.ts' } } }));
     await rename(join(lp, 'types.tmp'), join(lp, 'package.json'));
-    const fixed = await exportGraph(dir, opts);
-    expect(graphText(fixed)).toBe(await fresh(dir, syntax));
-    expect(importOf(fixed, 'left-pad')).toMatchObject({ resolved_by: 'compiler' });
+    expect(importOf(await exportAll(), 'left-pad')).toMatchObject({ resolved_by: 'compiler' });
+    // And removed again.
+    await rm(lp, { recursive: true });
+    expect(importOf(await exportAll(), 'left-pad')).toMatchObject({ resolved_by: 'kiln' });
   });
 
   it('checked, in a session: a body edit walks only the edited file, a signature edit its dependents too; the records of a fresh export', async () => {

@@ -225,7 +225,7 @@ export function compilerResolve(p: LoadedConfig & { program?: TS.Program }, absF
 }
 
 /**
- * compilerResolve's answers kept between exports in one process (a GraphSession), each valid while
+ * compilerResolve's answers kept between exports in one process (by tsconfig), each valid while
  * what it was read from is unchanged. Every probe the compiler makes goes through a host that first
  * stamps what the probe's answer depends on: for a file or directory tested for existence, its parent
  * directory (an entry added, removed or renamed changes the parent's modification time); for a file

@@ -135,7 +135,7 @@ export class GraphSession {
   stateOf(key: string): SessionState {
     let st = this.states.get(key);
     if (!st) {
-      st = { slices: new Map(), foreign: new Map(), program: { files: new Map() }, sites: new Map(), stamp: '', workspace: {} };
+      st = { slices: new Map(), foreign: new Map(), program: { files: new Map() }, sites: new Map(), stamp: '' };
       this.states.set(key, st);
     }
     return st;
@@ -157,14 +157,10 @@ export interface SessionState {
   sites: Map<string, { sites: Site[]; links: DocLink[] }>;
   /** What the cached sites were computed for (package name and file list): otherwise they are dropped. */
   stamp: string;
-  /** The workspace's packages by name, with the stamp of the files they were read from. */
-  workspace: { value?: { stamp: string; roots: string[]; map: WorkspaceMap } };
   /** The previous export's records by group, for an export without a program (memo.ts). */
   memo?: GraphMemo;
   /** Set when this package's records could not be grouped: every export builds them whole. */
   memoOff?: boolean;
-  /** The compiler's module resolution answers, for an export without a program (checked.ts). */
-  resolutions?: ResolutionMemo;
 }
 
 /** Misses digested on the calling thread rather than by a new pool (an edit or two after a previous export). */
@@ -341,10 +337,10 @@ export async function exportGraph(packageDir: string, options: GraphExportOption
   people.push(...[...configDiags, ...tsDiags].map(toDiagnostic));
   if (unchecked) people.push(diagnostic('KILN_GRAPH_UNCHECKED', unchecked, { producer: PRODUCER }));
   const assemble = async (memo: GraphMemo | undefined) => {
-    const b = new Builder(root, pkg, slices, report.files, outDirs, config, loaded, mode, sites, memo, state && !loaded ? (state.resolutions ??= createResolutionMemo()) : undefined);
+    const b = new Builder(root, pkg, slices, report.files, outDirs, config, loaded, mode, sites, memo, config && !loaded ? resolutionMemoOf(config.configPath) : undefined);
     b.build(report, [...configDiags, ...tsDiags], load, unchecked);
     done('build');
-    await b.resolveWorkspace(state?.workspace);
+    await b.resolveWorkspace();
     done('workspace');
     b.emitImports();
     done('imports');
@@ -473,7 +469,7 @@ class Builder {
     private readonly siteCache?: Map<string, { sites: Site[]; links: DocLink[] }>,
     /** A session's groups of records of the previous export (memo.ts); only without a program. */
     private memo?: GraphMemo,
-    /** A session's module resolution answers (checked.ts), checked before the first is used. */
+    /** The module resolution answers kept for this tsconfig (checked.ts), checked before the first is used. */
     private readonly resolutions?: ResolutionMemo,
   ) {
     this.modules = new ModuleExports(slices as Map<string, Slice>);
@@ -1048,34 +1044,41 @@ class Builder {
   }
 
   /**
-   * Workspace packages by name, for bare specifiers kiln resolves itself. With a session's memo, the
-   * previous answer is kept while every file it was read from (and the directories packages are
-   * listed in) has the same size and modification time.
+   * Workspace packages by name, for bare specifiers kiln resolves itself: the workspace's packages,
+   * and this one if it is not among them. The workspace's map is kept for the process (by workspace
+   * root) while every file it was read from, and the directories packages are listed in, has the same
+   * size and modification time (workspaceStamp).
    */
-  async resolveWorkspace(memo?: SessionState['workspace']): Promise<void> {
+  async resolveWorkspace(): Promise<void> {
     const wsRoot = findWorkspaceRoot(this.root);
-    if (memo?.value && memo.value.stamp === workspaceStamp(wsRoot, memo.value.roots)) {
-      this.workspace = memo.value.map;
-      return;
-    }
-    const roots: string[] = [];
-    if (wsRoot) {
+    let base: WorkspaceMap = new Map();
+    let roots: string[] = [];
+    const kept = wsRoot ? workspaceMemos.get(wsRoot) : undefined;
+    if (kept && kept.stamp === workspaceStamp(wsRoot, kept.roots)) {
+      base = kept.map;
+      roots = kept.roots;
+    } else if (wsRoot) {
+      const before = workspaceStamp(wsRoot, []);
       try {
         const ws = await discoverWorkspace(wsRoot);
         for (const p of ws.projects) roots.push(join(wsRoot, p.root));
       } catch {
         // no workspace: only this package
       }
+      // Stamped before the manifests are read: a change while they are read makes the next run read again.
+      const stamp = workspaceStamp(wsRoot, roots);
+      for (const r of roots) {
+        const info = await readPackageInfo(r);
+        if (!info.found || info.invalid) continue;
+        if (!base.has(info.name)) base.set(info.name, { root: r, info, outDirs: await buildOutputDirs(r) });
+      }
+      if (before === workspaceStamp(wsRoot, [])) workspaceMemos.set(wsRoot, { stamp, roots, map: base });
     }
-    roots.push(this.root);
-    // Stamped before the manifests are read: a change while they are read makes the next run read again.
-    const stamp = memo ? workspaceStamp(wsRoot, roots) : '';
-    for (const r of roots) {
-      const info = await readPackageInfo(r);
-      if (!info.found || info.invalid) continue;
-      if (!this.workspace.has(info.name)) this.workspace.set(info.name, { root: r, info, outDirs: await buildOutputDirs(r) });
-    }
-    if (memo) memo.value = { stamp, roots, map: this.workspace };
+    this.workspace = base;
+    if (roots.includes(this.root)) return;
+    const info = await readPackageInfo(this.root);
+    if (!info.found || info.invalid || base.has(info.name)) return;
+    this.workspace = new Map(base).set(info.name, { root: this.root, info, outDirs: await buildOutputDirs(this.root) });
   }
 
   private kilnResolve(rel: string, specifier: string): string | undefined {
@@ -1514,6 +1517,31 @@ class Builder {
 }
 
 type WorkspaceMap = Map<string, { root: string; info: PackageInfo; outDirs: string[] }>;
+
+/** Workspace maps by workspace root, for the life of the process (resolveWorkspace). */
+const workspaceMemos = new Map<string, { stamp: string; roots: string[]; map: WorkspaceMap }>();
+
+/** The compiler's module resolution answers by tsconfig, for the life of the process (checked.ts ResolutionMemo). */
+const resolutionMemos = new Map<string, ResolutionMemo>();
+
+/**
+ * Forget what this process keeps between exports outside sessions (workspace maps, module resolution
+ * answers): the next export reads everything again. Kept answers are validated before use, so this is
+ * never needed for correctness; tests use it to compare with an export that remembers nothing.
+ */
+export function forgetGraphMemos(): void {
+  workspaceMemos.clear();
+  resolutionMemos.clear();
+}
+
+function resolutionMemoOf(configPath: string): ResolutionMemo {
+  let m = resolutionMemos.get(configPath);
+  if (!m) {
+    m = createResolutionMemo();
+    resolutionMemos.set(configPath, m);
+  }
+  return m;
+}
 
 /** Size and modification time of every file a workspace map is read from, and of the directories holding the packages. */
 function workspaceStamp(wsRoot: string | undefined, roots: string[]): string {
