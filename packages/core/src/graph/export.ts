@@ -121,7 +121,9 @@ export interface GraphExportOptions {
  * a benchmark's edit-and-export): the decoded slices (an unchanged file costs neither a parse nor a
  * store read), other packages' slices, and with the checker the parsed source files and the last
  * builder program (a rebuild parses only edited files, re-checks only the files the compiler's builder
- * says are affected, and walks only those for references and calls, keeping the others' sites). An
+ * says are affected, and walks only those for references and calls, keeping the others' sites);
+ * without a program, the previous records in groups, replayed where their inputs are unchanged
+ * (memo.ts), and the records it returns are frozen and shared with later results. An
  * export with a session gives the records of one without, with one known exception: the wording of a
  * compiler diagnostic the builder re-checked (tolerant `check` on a project with errors) can list a
  * union's members in another order, because the compiler numbers types in the order it meets them.
