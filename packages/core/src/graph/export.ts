@@ -487,6 +487,7 @@ class Builder {
   private capture: Group<unknown> | null = null;
   /** Groups built in this export: frozen when it finishes. */
   private readonly built: Group<unknown>[] = [];
+  /** Whether `resolutions` was checked against the file system in this export (once, before its first use). */
   private resolutionsChecked = false;
   /** How each file's imports resolved (a string compared between exports). */
   private readonly answers = new Map<string, string>();

@@ -22,10 +22,10 @@
  * - kept records are frozen (deeply): neither a later export nor a caller holding a previous result
  *   can change them, so a kept JSONL line always matches its record.
  */
-import { codePointCompare, KNOWN_KINDS, type GraphEdge, type GraphNode, type KnownRecord } from './records.js';
+import { compareRecords, type GraphEdge, type GraphNode, type KnownRecord } from './records.js';
 import type { Slice } from '../facts/slice.js';
 
-export type GraphRecordOf = GraphNode | GraphEdge;
+export type GroupRecord = GraphNode | GraphEdge;
 
 /** One group's records and the inputs they were built from. */
 export interface Group<K> {
@@ -64,7 +64,7 @@ export interface GraphMemo {
   namespaces?: Group<string> & { notes: Map<string, string[]> };
   files: Map<string, FileGroups>;
   /** The previous export's records in canonical order (nodes, then edges), and the same as sets. */
-  order?: { nodes: GraphNode[]; edges: GraphEdge[]; kept: Set<GraphRecordOf> };
+  order?: { nodes: GraphNode[]; edges: GraphEdge[]; kept: Set<GroupRecord> };
   /** The JSONL line of each kept record. */
   lines: WeakMap<object, string>;
 }
@@ -89,10 +89,6 @@ export function deepFreeze<T>(value: T): T {
   return value;
 }
 
-const RANK = new Map<string, number>(KNOWN_KINDS.map((k, i) => [k, i]));
-const compare = (a: { kind: string; id: string }, b: { kind: string; id: string }) =>
-  (RANK.get(a.kind) ?? KNOWN_KINDS.length) - (RANK.get(b.kind) ?? KNOWN_KINDS.length) || codePointCompare(a.kind, b.kind) || codePointCompare(a.id, b.id);
-
 /**
  * `sortRecords` for a builder's nodes or edges (unique ids, known kinds) when most of them were in the
  * previous export: those keep their previous relative order (their kind and id did not change), the
@@ -108,7 +104,7 @@ export function sortKept<T extends { kind: string; id: string }>(records: T[], p
   let i = 0;
   let j = 0;
   let k = 0;
-  while (i < old.length && j < fresh.length) out[k++] = compare(old[i]!, fresh[j]!) <= 0 ? old[i++]! : fresh[j++]!;
+  while (i < old.length && j < fresh.length) out[k++] = compareRecords(old[i]!, fresh[j]!) <= 0 ? old[i++]! : fresh[j++]!;
   while (i < old.length) out[k++] = old[i++]!;
   while (j < fresh.length) out[k++] = fresh[j++]!;
   return out;

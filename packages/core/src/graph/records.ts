@@ -311,6 +311,12 @@ export function codePointCompare(a: string, b: string): number {
 }
 
 const RANK = new Map<string, number>(KNOWN_KINDS.map((k, i) => [k, i]));
+const rankOf = (kind: string) => RANK.get(kind) ?? KNOWN_KINDS.length;
+
+/** The canonical order of two records with ids (sortRecords): kind, then id. */
+export function compareRecords(a: { kind: string; id: string }, b: { kind: string; id: string }): number {
+  return rankOf(a.kind) - rankOf(b.kind) || codePointCompare(a.kind, b.kind) || codePointCompare(a.id, b.id);
+}
 
 /**
  * Canonical order: header, nodes, edges, then unknown kinds; each group by kind then id. Stable for
@@ -325,7 +331,7 @@ export function sortRecords<T extends { kind: string; id?: unknown }>(records: T
     if (b) b.push(r);
     else buckets.set(r.kind, [r]);
   }
-  const kinds = [...buckets.keys()].sort((a, b) => (RANK.get(a) ?? KNOWN_KINDS.length) - (RANK.get(b) ?? KNOWN_KINDS.length) || codePointCompare(a, b));
+  const kinds = [...buckets.keys()].sort((a, b) => rankOf(a) - rankOf(b) || codePointCompare(a, b));
   const idOf = (r: T) => (typeof r.id === 'string' ? r.id : '');
   const out: T[] = [];
   for (const k of kinds) {
