@@ -34,6 +34,13 @@ export interface TsconfigView {
   outDir?: string;
   /** Config errors (TS diagnostics as text). */
   errors: string[];
+  /** Project references: referenced config directories or files, relative to the project root (POSIX). */
+  references: string[];
+  /**
+   * The compiler's own parse, with absolute paths, for resolving modules the way the build will
+   * (key/reach.ts). Never serialised, never part of a key.
+   */
+  compiler?: { options: import('typescript').CompilerOptions; projectReferences: readonly import('typescript').ProjectReference[]; configPath: string };
 }
 
 export function findTsconfig(projectDir: string, preferred?: string): string | undefined {
@@ -71,10 +78,14 @@ export function readTsconfig(workspaceRoot: string, projectRoot: string, configF
     else fileNames.push(r);
   }
   const outDir = typeof options.outDir === 'string' ? (options.outDir as string) : undefined;
+  // References change what the build sees (imports of a referenced project resolve to its outputs).
+  const references = (parsed?.projectReferences ?? []).map((r) => rel(r.path)).sort();
   return {
     configFile: toPosix(configFile),
     options,
-    optionsDigest: digestParts('kiln-tsconfig/1', [JSON.stringify(options)]),
+    optionsDigest: digestParts('kiln-tsconfig/1', [JSON.stringify(options), ...(references.length ? [`references:${JSON.stringify(references)}`] : [])]),
+    references,
+    ...(parsed ? { compiler: { options: parsed.options, projectReferences: parsed.projectReferences ?? [], configPath } } : {}),
     fileNames: fileNames.sort(),
     outsideFiles: outsideFiles.sort(),
     ...(outDir ? { outDir } : {}),

@@ -25,6 +25,7 @@ import { findTsconfig, readTsconfig, type TsconfigView } from './tsconfig.js';
 import { manifestView, type ManifestView } from './manifest.js';
 import { DIGEST_SCHEMA, EXTRACTOR_VERSION } from '../version.js';
 import { recordComponents } from './records.js';
+import { computeReach, type ReachResult } from './reach.js';
 
 /** Version of the key composition itself: bump when what a key covers changes. */
 export const KEY_SCHEMA = 1;
@@ -57,6 +58,12 @@ export interface KeyComponents {
   externals: Record<string, string>;
   /** Workspace dependency → its surface. */
   dependencies: Record<string, DependencySurface>;
+  /**
+   * What the build reaches without a named import of a workspace package (key/reach.ts): request →
+   * what it landed on (`file:…`, `package:…`, `external:…`, `unresolved`). Files reached are in
+   * `files`, packages in `dependencies`, external packages in `externals`.
+   */
+  reach: Record<string, string>;
 }
 
 export interface ProjectKey {
@@ -94,6 +101,8 @@ interface Prepared {
   project: WorkspaceProject;
   tsconfig?: TsconfigView;
   report?: DigestReport;
+  /** What the project reaches beyond its named imports (computed once every project it reaches is prepared). */
+  reach?: ReachResult;
   diagnostics: Diagnostic[];
 }
 
@@ -157,6 +166,30 @@ export async function computeWorkspaceKeys(workspaceRoot: string, options: Works
         options.onProgress?.(++done, closure.size);
       }),
     );
+    // What each project reaches beyond its named imports. A package reached only that way is prepared
+    // too (with its own dependencies), and every reach is computed again: whether a reached file is one
+    // of a package's sources depends on that package's digest report.
+    for (;;) {
+      const packages = ws.projects.map((p) => {
+        const report = prepared.get(p.root)?.report;
+        return { name: p.name, root: p.root, ...(report ? { sources: new Set(report.files.map((f) => f.path)) } : {}) };
+      });
+      const reportOf = (name: string) => prepared.get(byName.get(name)?.root ?? '')?.report;
+      const more: WorkspaceProject[] = [];
+      for (const prep of prepared.values()) {
+        if (!prep.report || !prep.tsconfig) continue;
+        prep.reach = computeReach(workspaceRoot, prep.project.root, prep.report, prep.tsconfig, packages, reportOf);
+        for (const name of prep.reach.packages.keys()) {
+          const q = byName.get(name);
+          if (q && !closure.has(q.root)) more.push(q);
+        }
+      }
+      if (!more.length) break;
+      const before = closure.size;
+      more.forEach(visit);
+      await Promise.all([...closure.values()].map((p) => prepare(p)));
+      if (closure.size === before) break;
+    }
   } finally {
     await pool?.destroy();
   }
@@ -257,8 +290,24 @@ async function projectKey(
   const typesOption = prep.tsconfig.options.types;
   if (Array.isArray(typesOption)) for (const t of typesOption) externalNames.add(String(t).startsWith('@') ? String(t) : `@types/${t}`);
   else for (const t of lockfile.ambientTypes()) externalNames.add(t);
+  // What the build reaches without a named import (key/reach.ts): files by content, packages by
+  // surface — or whole, where the build compiles their sources — and external packages by version.
+  const reach: Record<string, string> = {};
+  const wholeDeps = new Set<string>();
+  if (prep.reach) {
+    const targets = new Map<string, Set<string>>();
+    for (const e of prep.reach.edges) (targets.get(e.request) ?? targets.set(e.request, new Set()).get(e.request)!).add(e.target);
+    for (const [request, t] of targets) reach[request] = [...t].sort().join(' ');
+    for (const [rel, hash] of prep.reach.files) files[`/${rel}`] = hash;
+    for (const name of prep.reach.externals.keys()) if (!byName.has(name) && !isBuiltin(name)) externalNames.add(name);
+    for (const [name, r] of prep.reach.packages) {
+      if (name === p.name || !byName.has(name)) continue;
+      wsDeps.add(name);
+      if (r.mode === 'full') wholeDeps.add(name);
+    }
+  }
   for (const name of [...externalNames].sort()) externals[name] = (await lockfile.versionOf(name, p.root)) ?? 'unknown';
-  for (const name of [...wsDeps].sort()) dependencies[name] = await surfaces.surfaceOf(name);
+  for (const name of [...wsDeps].sort()) dependencies[name] = wholeDeps.has(name) ? await surfaces.wholeOf(name) : await surfaces.surfaceOf(name);
 
   const toolchain: Record<string, string> = {
     kiln: `key${KEY_SCHEMA}/extractor${EXTRACTOR_VERSION}/digest${DIGEST_SCHEMA}`,
@@ -277,6 +326,7 @@ async function projectKey(
     manifest: { digest: manifest.digest, fields: manifest.fields, dependencies: manifest.dependencies, devDependencies: manifest.devDependencies },
     externals,
     dependencies,
+    reach: sortRecord(reach),
   };
   return { ...base, key: keyOf(components), components, surface: await surfaces.surfaceOf(p.name) };
 }
@@ -294,6 +344,7 @@ export function keyOf(c: KeyComponents): string {
     manifest: c.manifest?.digest ?? null,
     externals: c.externals,
     dependencies: Object.fromEntries(Object.entries(c.dependencies).map(([k, v]) => [k, v.digest])),
+    reach: c.reach,
   };
   return digestParts(`kiln-key/${KEY_SCHEMA}`, [JSON.stringify(material)]);
 }
@@ -301,11 +352,16 @@ export function keyOf(c: KeyComponents): string {
 /**
  * The external closure of each workspace package, memoised: exported names → shape closures, the
  * manifest fields consumers resolve through, its emit options (`stripInternal`, declaration flags),
- * and the surfaces/versions of the packages that closure reaches. Falls back to the whole package
- * when its surface cannot be followed (unresolved re-exports, missing entry targets, cycles).
+ * and the surfaces/versions of the packages that closure reaches. Also what a consumer sees without
+ * importing it by name: augmentations (`declare global`, `declare module 'x'`) and every declaration
+ * of a file that may be a script (global), with the full closure of what they mention; the content of
+ * non-source files its sources import (a JSON module behind an inferred export); and what its sources
+ * reach beyond named imports (key/reach.ts: files, packages, externals). Falls back to the whole
+ * package when its surface cannot be followed (unresolved re-exports, missing entry targets, cycles).
  */
 class SurfaceCalculator {
   private readonly memo = new Map<string, Promise<DependencySurface>>();
+  private readonly wholeMemo = new Map<string, Promise<DependencySurface>>();
   private readonly inProgress = new Set<string>();
 
   constructor(
@@ -324,11 +380,30 @@ class SurfaceCalculator {
     return m;
   }
 
+  /**
+   * All of a package, bodies included: a dependent whose build compiles the package's sources (a
+   * `paths` mapping or an `exports` target into them) emits and type-checks them.
+   */
+  wholeOf(name: string): Promise<DependencySurface> {
+    let m = this.wholeMemo.get(name);
+    if (!m) {
+      const project = this.byName.get(name)!;
+      const prep = this.prepared.get(project.root);
+      m = prep?.report && prep.tsconfig ? this.full(name, prep.report, prep.tsconfig, this.manifestSurface(project), 'a dependent compiles its sources') : this.surfaceOf(name);
+      this.wholeMemo.set(name, m);
+    }
+    return m;
+  }
+
+  private manifestSurface(project: WorkspaceProject): string {
+    const manifest = project.manifest ?? {};
+    return JSON.stringify(['name', 'type', 'exports', 'main', 'module', 'types', 'typings'].map((f) => [f, manifest[f] ?? null]));
+  }
+
   private async compute(name: string): Promise<DependencySurface> {
     const project = this.byName.get(name)!;
     const prep = this.prepared.get(project.root);
-    const manifest = project.manifest ?? {};
-    const manifestSurface = JSON.stringify(['name', 'type', 'exports', 'main', 'module', 'types', 'typings'].map((f) => [f, manifest[f] ?? null]));
+    const manifestSurface = this.manifestSurface(project);
     if (!prep?.report || !prep.tsconfig) {
       // Not a TypeScript library kiln can read: its whole manifest and every file it ships.
       return { digest: digestParts('kiln-surface-opaque/1', [manifestSurface, project.manifestError ?? '']), mode: 'full', reason: 'no tsconfig or sources kiln can read', exports: {} };
@@ -364,6 +439,17 @@ class SurfaceCalculator {
         // Re-exported from another package only: its version or surface is in `reached`.
         exports[`${name}${entry.subpath === '.' ? '' : entry.subpath.slice(1)}#${n}`] = 'external';
       }
+      const ambient = ambientDeclarations(report);
+      const ambientParts: string[] = [];
+      if (ambient.length) {
+        // Their full closure: an augmentation's members are types a consumer sees whole.
+        const full = computeClosures(report, 'full');
+        for (const d of ambient) {
+          ambientParts.push(`ambient:${d.identity}:${full.digests.get(d.identity) ?? `degraded:${d.semantic_digest}`}`);
+          for (const e of full.external.get(d.identity) ?? []) reached.add(e);
+          for (const u of full.unresolved.get(d.identity) ?? []) unresolved.add(u);
+        }
+      }
       const reachedParts: string[] = [];
       for (const pkg of [...reached].sort()) {
         if (pkg === name) continue;
@@ -376,7 +462,15 @@ class SurfaceCalculator {
       }
       if (unresolved.size) return this.full(name, report, prep.tsconfig, manifestSurface, [...unresolved].sort().join('; '));
       return {
-        digest: digestParts('kiln-surface/1', [manifestSurface, prep.tsconfig.optionsDigest, ...Object.entries(exports).map(([k, v]) => `${k}=${v}`), ...reachedParts]),
+        digest: digestParts('kiln-surface/2', [
+          manifestSurface,
+          prep.tsconfig.optionsDigest,
+          ...Object.entries(exports).map(([k, v]) => `${k}=${v}`),
+          ...reachedParts,
+          ...ambientParts,
+          ...(await this.assetParts(project, report)),
+          ...(await this.reachParts(name, prep)),
+        ]),
         mode: 'surface',
         exports,
       };
@@ -387,6 +481,7 @@ class SurfaceCalculator {
 
   private async full(name: string, report: DigestReport, tsconfig: TsconfigView, manifestSurface: string, reason: string): Promise<DependencySurface> {
     const project = this.byName.get(name)!;
+    const prep = this.prepared.get(project.root);
     const parts = [manifestSurface, tsconfig.optionsDigest];
     for (const d of report.declarations) parts.push(`${d.identity}:${d.semantic_digest ?? `degraded:${d.span.file}`}:${d.doc_digest ?? ''}`);
     for (const f of report.files) parts.push(`${f.module.identity}:${f.module.degraded ? f.content_hash : f.module.digest}`);
@@ -396,8 +491,60 @@ class SurfaceCalculator {
       else if (this.inProgress.has(pkg)) parts.push(`ws:${pkg}:cycle`); // its own key covers it
       else parts.push(`ws:${pkg}:${(await this.surfaceOf(pkg)).digest}`);
     }
-    return { digest: digestParts('kiln-surface-full/1', parts), mode: 'full', reason, exports: {} };
+    parts.push(...(await this.assetParts(project, report)));
+    if (prep) {
+      const wasInProgress = this.inProgress.has(name);
+      this.inProgress.add(name);
+      try {
+        parts.push(...(await this.reachParts(name, prep)));
+      } finally {
+        if (!wasInProgress) this.inProgress.delete(name);
+      }
+    }
+    return { digest: digestParts('kiln-surface-full/2', parts), mode: 'full', reason, exports: {} };
   }
+
+  /** Content of the non-source files the package's sources import (`./data.json`): an inferred export may carry it. */
+  private async assetParts(project: WorkspaceProject, report: DigestReport): Promise<string[]> {
+    const assets = [...new Set(report.files.flatMap((f) => f.asset_imports))].sort();
+    const out: string[] = [];
+    for (const a of assets) out.push(`asset:${a}:${await contentHashOf(join(this.workspaceRoot, project.root, a))}`);
+    return out;
+  }
+
+  /**
+   * What the package's sources reach beyond named imports (`/// <reference>`, relative imports out of
+   * the package, `paths`): its declaration output can carry those references to a consumer. Requests
+   * made by its tsconfig alone (`types`, `typeRoots`, references) are the package's own build's affair.
+   */
+  private async reachParts(name: string, prep: Prepared): Promise<string[]> {
+    const reach = prep.reach;
+    if (!reach) return [];
+    const out: string[] = [];
+    for (const e of reach.edges) if (e.origin === 'source') out.push(`reach:${e.request}=${e.target}`);
+    for (const [rel, hash] of reach.files) out.push(`reach-file:${rel}:${hash}`);
+    for (const [pkg, origin] of reach.externals) {
+      if (origin !== 'source' || this.byName.has(pkg) || isBuiltin(pkg)) continue;
+      out.push(`reach-ext:${pkg}@${(await this.lockfile.versionOf(pkg, prep.project.root)) ?? 'unknown'}`);
+    }
+    for (const [pkg, r] of reach.packages) {
+      if (r.origin !== 'source' || pkg === name) continue;
+      if (this.inProgress.has(pkg)) out.push(`reach-ws:${pkg}:cycle`);
+      else out.push(`reach-ws:${pkg}:${r.mode}:${(await (r.mode === 'full' ? this.wholeOf(pkg) : this.surfaceOf(pkg))).digest}`);
+    }
+    return out.sort();
+  }
+}
+
+/**
+ * Module-level declarations a consumer sees without importing them by name: augmentations
+ * (`declare global { … }`, `declare module 'x' { … }` — namespaces no entry exports; a plain
+ * unexported namespace is included too, harmlessly) and every declaration of a file that may be a
+ * script (its top-level declarations are global).
+ */
+function ambientDeclarations(report: DigestReport): DigestReport['declarations'] {
+  const scripts = new Set(report.files.filter((f) => f.script).map((f) => f.path));
+  return report.declarations.filter((d) => d.module_level && (scripts.has(d.span.file) || (d.kind === 'namespace' && d.surface.length === 0)));
 }
 
 /**

@@ -262,6 +262,8 @@ function assemble(
       module: { ...slice.module, identity: `${slice.language}:${pkg.name}//${module}` },
       external_packages: externalPackagesOf(slice),
       asset_imports: assetImportsOf(rel, slice, modules),
+      specifiers: specifiersOf(slice),
+      ...(mayBeScript(slice) ? { script: true } : {}),
     });
     for (const d of slice.diagnostics) {
       diagnostics.push(diagnostic(d.code, d.message, { file: rel, line: d.line, column: d.column, producer: 'extract' }));
@@ -348,6 +350,20 @@ function assetImportsOf(file: string, slice: Slice, modules: ModuleExports): str
     if (/\.[A-Za-z0-9]+$/.test(target) && !fileKind(target)) out.add(target);
   }
   return [...out].sort();
+}
+
+/** Every module specifier a file names: imports, re-exports, `import()`, `require()`, import types. */
+function specifiersOf(slice: Slice): string[] {
+  return [...new Set([...slice.imports.map((i) => i.specifier), ...slice.reexports.map((r) => r.specifier), ...(slice.dynamicImports ?? [])])].sort();
+}
+
+/**
+ * No import, re-export or export of any kind: the file may be a script, whose top-level declarations
+ * are global (TypeScript makes a file a module by any of these; a `.d.ts` without them is a script).
+ * Over-approximate on purpose — a module without them (`moduleDetection: force`) is also listed.
+ */
+function mayBeScript(slice: Slice): boolean {
+  return !slice.imports.length && !slice.reexports.length && !slice.exports.length && !slice.decls.some((d) => d.parent === -1 && d.exportedAs?.length);
 }
 
 /** Packages a file reads, by name (`@scope/pkg`, `pkg`); node: builtins are not packages. */

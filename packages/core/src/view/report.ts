@@ -48,6 +48,13 @@ export interface FileRecord {
   external_packages: string[];
   /** Non-source files it imports by relative path (`./data.json`), package-relative. */
   asset_imports: string[];
+  /** Every module specifier it names (imports, re-exports, `import()`, `require()`, import types), sorted. */
+  specifiers?: string[];
+  /**
+   * It has no import, re-export or export: it may be a script, whose top-level declarations are
+   * global — a consumer that reaches the file sees them without importing anything.
+   */
+  script?: boolean;
 }
 
 /** One public entry point of the package (`exports` subpath, or `.` from main/types). */
