@@ -6,7 +6,7 @@
  */
 import type { DependencySurface, KeyComponents } from './unit-key.js';
 
-export type ChangeCategory = 'declaration' | 'documentation' | 'module' | 'file' | 'tsconfig' | 'manifest' | 'external' | 'toolchain' | 'dependency';
+export type ChangeCategory = 'declaration' | 'documentation' | 'module' | 'file' | 'tsconfig' | 'manifest' | 'external' | 'toolchain' | 'dependency' | 'reach';
 
 export interface KeyChange {
   category: ChangeCategory;
@@ -70,6 +70,10 @@ export function explainKeyChange(before: KeyComponents, after: KeyComponents): K
     }
     out.push({ category: 'dependency', subject: dep, change, detail: surfaceDetail(a!, b!) });
   }
+  // What the build reaches without a named import (key/reach.ts): records made before it existed have none.
+  for (const [request, change, a, b] of diffRecords(before.reach ?? {}, after.reach ?? {})) {
+    out.push({ category: 'reach', subject: request, change, detail: change === 'changed' ? `now resolves to ${b} (was ${a})` : change === 'added' ? `new: resolves to ${b}` : `no longer made (resolved to ${a})` });
+  }
   return out;
 }
 
@@ -78,7 +82,7 @@ function surfaceDetail(a: DependencySurface, b: DependencySurface): string {
   if (b.mode === 'full') return `its whole content changed (surface could not be followed: ${b.reason ?? 'unknown'})`;
   const moved: string[] = [];
   for (const [name, change] of diffRecords(a.exports, b.exports)) moved.push(change === 'changed' ? name : `${name} (${change})`);
-  if (!moved.length) return 'its surface moved through a package it re-exports or mentions (manifest, emit options, or a dependency of its own)';
+  if (!moved.length) return 'its surface moved outside its exports: a package it re-exports or mentions, its manifest or emit options, an augmentation or global declaration, an imported asset, or what its sources reach';
   return `public surface changed: ${moved.slice(0, 6).join(', ')}${moved.length > 6 ? ` and ${moved.length - 6} more` : ''}`;
 }
 

@@ -28,7 +28,7 @@ import { recordComponents } from './records.js';
 import { computeReach, type ReachResult } from './reach.js';
 
 /** Version of the key composition itself: bump when what a key covers changes. */
-export const KEY_SCHEMA = 1;
+export const KEY_SCHEMA = 2;
 
 export interface DependencySurface {
   /** Digest of what a consumer of the package can observe. */
