@@ -238,3 +238,19 @@ describe('a symlinked source folder', () => {
   it('a comment in the linked folder: the consumer key stays', () =>
     expectStays('symlink-stay', spec, { 'shared-src/shared.ts': (s) => s.replace('n + 1', 'n + 1 /* next */') }));
 });
+
+describe('the JSX runtime (`jsx: react-jsx` with a workspace `jsxImportSource`), never imported by name', () => {
+  const spec = ws(
+    {
+      'src/jsx-runtime.ts': `export namespace JSX {\n  export type Element = { kind: 'a' };\n  export interface IntrinsicElements { div: {} }\n}\nfunction make(): JSX.Element {\n  return { kind: 'a' } as JSX.Element;\n}\nexport function jsx(_type: unknown, _props: unknown): JSX.Element {\n  return make();\n}\nexport const jsxs = jsx;\nexport const Fragment = Symbol('fragment');\n`,
+    },
+    { 'src/index.tsx': `export const kind = (<div />).kind;\n` },
+  );
+  spec.files['packages/dep/package.json'] = manifest('@x/dep', { exports: { './jsx-runtime': { types: './dist/jsx-runtime.d.ts', default: './dist/jsx-runtime.js' } } });
+  spec.files['packages/app/package.json'] = manifest('@x/app');
+  spec.files['packages/app/tsconfig.json'] = TSCONFIG({ jsx: 'react-jsx', jsxImportSource: '@x/dep' });
+  it("the runtime's element type changes: the consumer key moves", () =>
+    expectMoves('jsx-move', spec, { 'packages/dep/src/jsx-runtime.ts': (s) => s.replace("export type Element = { kind: 'a' }", "export type Element = { kind: 'b' }").replace("{ kind: 'a' } as", "{ kind: 'b' } as") }));
+  it("a private body edit in the runtime: the consumer key stays", () =>
+    expectStays('jsx-stay', spec, { 'packages/dep/src/jsx-runtime.ts': (s) => s.replace('return make();', 'const e = make();\n  return e;') }));
+});

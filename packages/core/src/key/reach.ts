@@ -341,6 +341,23 @@ export function computeReach(
 
   followReport(self, report, 'source');
 
+  // The JSX runtime's types (`jsx: react-jsx`): every JSX expression reaches `<source>/jsx-runtime`
+  // without an import in the source.
+  const jsx = options.jsx;
+  const firstJsx = report.files.find((f) => /\.[jt]sx$/.test(f.path));
+  if (firstJsx && (jsx === ts.JsxEmit.ReactJSX || jsx === ts.JsxEmit.ReactJSXDev)) {
+    const spec = `${options.jsxImportSource ?? 'react'}/${jsx === ts.JsxEmit.ReactJSXDev ? 'jsx-dev-runtime' : 'jsx-runtime'}`;
+    const from = join(projectDir, firstJsx.path);
+    let file: string | undefined;
+    try {
+      file = ts.resolveModuleName(spec, from, options, host, cache, undefined, modeOf(from)).resolvedModule?.resolvedFileName;
+    } catch {
+      file = undefined;
+    }
+    if (file) land(`jsx:${spec}`, file, 'config', false);
+    else unresolved(`jsx:${spec}`, spec, from, 'config');
+  }
+
   // The tsconfig's type directives: `types` as listed, else every package of every typeRoots folder.
   const typeNames = ts.getAutomaticTypeDirectiveNames(options, host);
   const typesFrom = join(dirname(compiler.configPath), '__inferred type names__.ts');

@@ -287,6 +287,13 @@ async function projectKey(
   const externalNames = new Set<string>();
   for (const name of imported) if (!byName.has(name) && !isBuiltin(name)) externalNames.add(name);
   for (const name of manifest.devDependencies) if (!byName.has(name)) externalNames.add(name);
+  // The JSX runtime package every JSX expression reads (`jsx: react-jsx`, `jsxImportSource`).
+  const jsx = prep.tsconfig.options.jsx as number | undefined;
+  if ((jsx === 4 || jsx === 5) && report.files.some((f) => /\.[jt]sx$/.test(f.path))) {
+    const source = String(prep.tsconfig.options.jsxImportSource ?? 'react');
+    if (byName.has(source)) wsDeps.add(source);
+    else externalNames.add(source);
+  }
   const typesOption = prep.tsconfig.options.types;
   if (Array.isArray(typesOption)) for (const t of typesOption) externalNames.add(String(t).startsWith('@') ? String(t) : `@types/${t}`);
   else for (const t of lockfile.ambientTypes()) externalNames.add(t);
@@ -397,7 +404,7 @@ class SurfaceCalculator {
 
   private manifestSurface(project: WorkspaceProject): string {
     const manifest = project.manifest ?? {};
-    return JSON.stringify(['name', 'type', 'exports', 'main', 'module', 'types', 'typings'].map((f) => [f, manifest[f] ?? null]));
+    return JSON.stringify(['name', 'type', 'exports', 'main', 'module', 'types', 'typings', 'typesVersions', 'imports'].map((f) => [f, manifest[f] ?? null]));
   }
 
   private async compute(name: string): Promise<DependencySurface> {
