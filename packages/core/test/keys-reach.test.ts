@@ -254,3 +254,21 @@ describe('the JSX runtime (`jsx: react-jsx` with a workspace `jsxImportSource`),
   it("a private body edit in the runtime: the consumer key stays", () =>
     expectStays('jsx-stay', spec, { 'packages/dep/src/jsx-runtime.ts': (s) => s.replace('return make();', 'const e = make();\n  return e;') }));
 });
+
+describe('documentation on a statement that is not a declaration (found by the history check on trpc)', () => {
+  // A file header JSDoc before `export * from`: tsc copies it into the `.d.ts`.
+  const spec = ws(
+    { 'src/index.ts': `/**\n * The the public entry.\n */\nexport * from './impl.js';\n`, 'src/impl.ts': `export const one = 1;\n` },
+    { 'src/index.ts': `export const two = 2;\n` },
+  );
+  it("a JSDoc edit there moves the package's own key (its .d.ts changes)", async () => {
+    const r = await scenario('stmt-doc-move', spec, { 'packages/dep/src/index.ts': (s) => s.replace('The the', 'The') });
+    expect(r.outputChanged).toContain('packages/dep');
+    expect(r.moved).toContain('@x/dep');
+  });
+  it('a line comment there keeps it', async () => {
+    const r = await scenario('stmt-doc-stay', spec, { 'packages/dep/src/index.ts': (s) => s.replace("export * from './impl.js';", "// the implementation\nexport * from './impl.js';") });
+    expect(r.outputChanged).not.toContain('packages/dep');
+    expect(r.moved).not.toContain('@x/dep');
+  });
+});

@@ -217,6 +217,9 @@ class SliceBuilder {
 
     const ordered: string[] = [];
     const unordered: string[] = [];
+    // JSDoc on statements that are not declarations (`export * from`, `export { … }`, imports, a
+    // file header before them): no declaration's doc digest holds it, yet a `.d.ts` carries it.
+    const statementDocs: string[] = [];
     let moduleDegraded: 'syntax-error' | 'too-deep' | undefined;
     for (const stmt of statements) {
       if (stmt.kind === this.SK.EmptyStatement) continue;
@@ -230,6 +233,8 @@ class SliceBuilder {
         if (d.value === null) moduleDegraded ??= d.reason;
         else if (this.overlapsDeep(stmt)) moduleDegraded ??= 'too-deep';
         entry = `stmt:${d.value ?? 'null'}`;
+        const docs = [...leadingDocs(this.text, stmt.pos), ...innerDocs(this.ts, this.sf, stmt)];
+        if (docs.length) statementDocs.push(entry, ...docs);
       }
       (hoisted ? unordered : ordered).push(entry);
       this.collectModuleFacts(stmt);
@@ -255,6 +260,7 @@ class SliceBuilder {
       order: ordered,
       hoisted: unordered,
       pragmas,
+      ...(statementDocs.length ? { docs: digestParts(this.tag('module-doc'), statementDocs) } : {}),
       ...(moduleDegraded ? { degraded: moduleDegraded } : {}),
     };
     if (this.pending.some((p) => p.fact.degraded === 'too-deep') || moduleDegraded === 'too-deep') {

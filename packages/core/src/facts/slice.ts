@@ -120,6 +120,12 @@ export interface ModuleFact {
   hoisted: string[];
   /** File-level meaningful comments (`/// <reference>`, `@ts-nocheck`, `@jsx…`, leading legal comments). */
   pragmas: string[];
+  /**
+   * Digest of the JSDoc on top-level statements that are not declarations (`export * from`, export
+   * lists, imports — a file header before them), anchored to each statement; absent when there is
+   * none. Documentation, not meaning: kept out of `digest`, but a `.d.ts` carries it.
+   */
+  docs?: string;
   degraded?: 'syntax-error' | 'too-deep' | 'unreadable';
 }
 

@@ -253,7 +253,11 @@ async function projectKey(
     declarations[d.identity] = d.semantic_digest === null ? `degraded:${contentHash.get(d.span.file)}` : `${d.semantic_digest}|${d.doc_digest ?? ''}`;
   }
   const modules: Record<string, string> = {};
-  for (const f of report.files) modules[f.module.identity] = f.module.degraded ? `degraded:${f.content_hash}` : f.module.digest;
+  for (const f of report.files) {
+    modules[f.module.identity] = f.module.degraded ? `degraded:${f.content_hash}` : f.module.digest;
+    // Documentation on statements that are not declarations (the `.d.ts` carries it).
+    if (f.module.docs) modules[`${f.module.identity}#docs`] = f.module.docs;
+  }
   // Source order the module digest leaves out but an output can show: the order of same-named
   // module-level declarations (overload signatures, merged interfaces: consumers resolve in that
   // order), and — when the project emits CommonJS, whose `exports.a = …` assignments follow the source
