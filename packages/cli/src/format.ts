@@ -54,7 +54,7 @@ export function formatDiffText(d: DiffResult, showUnchanged: boolean): string {
   const moduleChanges = d.modules.filter((m) => m.status !== 'unchanged');
   if (moduleChanges.length) {
     lines.push(`modules (${moduleChanges.length} of ${d.modules.length} changed at module level)`);
-    for (const m of moduleChanges) lines.push(`  ${m.status.padEnd(9)} ${m.module}: ${m.reason}`);
+    for (const m of moduleChanges) lines.push(`  ${m.status.padEnd(12)} ${m.module}: ${m.reason}`);
     lines.push('');
   }
   const c = d.counts;

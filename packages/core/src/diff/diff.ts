@@ -27,7 +27,7 @@ export interface DeclChange {
 
 export interface ModuleChange {
   module: string;
-  status: 'added' | 'removed' | 'changed' | 'unchanged';
+  status: 'added' | 'removed' | 'changed' | 'redocumented' | 'unchanged';
   reason: string;
 }
 
@@ -133,6 +133,8 @@ export function diffReports(before: DigestReport, after: DigestReport, options: 
       if (ha.join('\n') !== hb.join('\n')) why.push(`hoisted or type-only statements changed (${setDelta(ha, hb)}); their order is not observable`);
       if (!why.length) why.push('module digest moved');
       modules.push({ module: id, status: 'changed', reason: why.join('; ') });
+    } else if ((fa.module.docs ?? '') !== (fb.module.docs ?? '')) {
+      modules.push({ module: id, status: 'redocumented', reason: 'JSDoc on a statement that is not a declaration changed (export * from, an export list, a file header): same meaning, the .d.ts carries it' });
     } else modules.push({ module: id, status: 'unchanged', reason: 'same module digest' });
   }
   for (const id of mb.keys()) if (!ma.has(id)) modules.push({ module: id, status: 'added', reason: 'new module' });
