@@ -69,6 +69,11 @@ beforeAll(async () => {
   await writeFile(p('node_modules/fx-ext/index.d.ts'), 'export type Ext = string;\n');
   await writeFile(p('libs/base/src/ext.ts'), "import type { Ext } from 'fx-ext';\nexport type Wrapped = Ext[];\n");
   await writeFile(p('libs/base/src/unused.ts'), 'export const unused = 1;\n');
+  // Workspace packages linked as an install links them: resolution through node_modules reaches their folders.
+  for (const lib of LIBS) {
+    await mkdir(p('node_modules/@fx'), { recursive: true });
+    await symlink(join('..', '..', 'libs', lib), p(`node_modules/@fx/${lib}`), 'dir');
+  }
   await writeFile(p('node_modules/.package-lock.json'), '{}\n');
   // kiln's cache directory, as after any earlier run (creating it changes node_modules, which TypeScript
   // probes: the first computation in a fresh install cannot vouch for what it read).

@@ -62,17 +62,29 @@ export interface ReachPackage {
   root: string;
   /** Source files kiln digests for it (package-relative), when it is a TypeScript project. */
   sources?: ReadonlySet<string>;
+  /** Its build's output directories (package-relative): never resolved into (see resolutionHost). */
+  outputs?: readonly string[];
 }
 
 const SOURCE_EXT = /\.(?:[cm]?tsx?|[cm]?jsx?)$/;
 const DECLARATION_EXT = /\.d\.[cm]?ts$/;
 const MAX_REACHED_FILES = 10_000;
 
-/** A module resolution host on node:fs, called at call time (the graph memo records the probes). */
-function resolutionHost(cwd: string): TS.ModuleResolutionHost & { getDirectories(p: string): string[] } {
+/**
+ * A module resolution host on node:fs, called at call time (the graph memo records the probes), that
+ * sees no build outputs: files under a workspace package's output directories (`outDir`,
+ * `declarationDir`) do not exist for it, and it never touches them. A key is computed before the
+ * builds it keys and must be the same after them; what resolves only into a package's outputs falls
+ * back to that package by name (its surface). A `node_modules` link to a workspace package is read as
+ * the package's folder (`paths.canonical`), so no probe goes through the link: the link's target is in
+ * the workspace walk the graph memo already fingerprints.
+ */
+function resolutionHost(cwd: string, paths: WorkspacePaths): TS.ModuleResolutionHost & { getDirectories(p: string): string[] } {
   const st = (p: string) => {
+    const c = paths.canonical(p);
+    if (paths.isOutput(c)) return undefined;
     try {
-      return fs.statSync(p, { throwIfNoEntry: false });
+      return fs.statSync(c, { throwIfNoEntry: false });
     } catch {
       return undefined;
     }
@@ -81,27 +93,58 @@ function resolutionHost(cwd: string): TS.ModuleResolutionHost & { getDirectories
     fileExists: (p) => !!st(p)?.isFile(),
     directoryExists: (p) => !!st(p)?.isDirectory(),
     readFile: (p) => {
+      const c = paths.canonical(p);
+      if (paths.isOutput(c)) return undefined;
       try {
-        return fs.readFileSync(p, 'utf8');
+        return fs.readFileSync(c, 'utf8');
       } catch {
         return undefined;
       }
     },
     realpath: (p) => {
+      const c = paths.canonical(p);
+      if (paths.isOutput(c)) return c;
       try {
-        return fs.realpathSync(p);
+        return fs.realpathSync(c);
       } catch {
-        return p;
+        return c;
       }
     },
     getCurrentDirectory: () => cwd,
     getDirectories: (p) => {
+      const c = paths.canonical(p);
+      if (paths.isOutput(c)) return [];
       try {
-        return fs.readdirSync(p, { withFileTypes: true }).filter((e) => e.isDirectory() || e.isSymbolicLink()).map((e) => e.name);
+        return fs.readdirSync(c, { withFileTypes: true }).filter((e) => e.isDirectory() || e.isSymbolicLink()).map((e) => e.name);
       } catch {
         return [];
       }
     },
+  };
+}
+
+interface WorkspacePaths {
+  /** The path with its last `node_modules/<workspace package>` link replaced by the package's folder. */
+  canonical(p: string): string;
+  /** Inside a workspace package's output directory (a canonical path). */
+  isOutput(canonical: string): boolean;
+}
+
+/** Spelling-only path rules for the workspace's packages (no I/O). */
+function workspacePaths(workspaceRoot: string, packages: readonly ReachPackage[]): WorkspacePaths {
+  const roots = new Map(packages.map((p) => [p.name, resolve(workspaceRoot, p.root)]));
+  const rootDirs = new Set(roots.values());
+  const dirs = packages.flatMap((p) => (p.outputs ?? []).map((o) => resolve(workspaceRoot, p.root, o))).filter((d) => !rootDirs.has(d));
+  const link = /[\\/]node_modules[\\/]((?:@[^\\/]+[\\/])?[^\\/]+)(?=[\\/]|$)/g;
+  return {
+    canonical(p: string): string {
+      const path = resolve(p);
+      if (!path.includes('node_modules')) return path;
+      let last: RegExpExecArray | undefined;
+      for (const m of path.matchAll(link)) if (roots.has(m[1]!.replace(/\\/g, '/'))) last = m as RegExpExecArray;
+      return last ? roots.get(last[1]!.replace(/\\/g, '/'))! + path.slice(last.index! + last[0].length) : path;
+    },
+    isOutput: (c: string) => dirs.some((d) => c === d || c.startsWith(d + sep)),
   };
 }
 
@@ -147,7 +190,7 @@ export function computeReach(
   if (!compiler) return result;
   const options = compiler.options;
   const projectDir = resolve(workspaceRoot, self);
-  const host = resolutionHost(projectDir);
+  const host = resolutionHost(projectDir, workspacePaths(workspaceRoot, packages));
   const cache = ts.createModuleResolutionCache(projectDir, (s) => s, options);
   const typeCache = ts.createTypeReferenceDirectiveResolutionCache(projectDir, (s) => s, options, cache.getPackageJsonInfoCache());
   const realRoot = host.realpath!(resolve(workspaceRoot));

@@ -171,8 +171,9 @@ export async function computeWorkspaceKeys(workspaceRoot: string, options: Works
     // of a package's sources depends on that package's digest report.
     for (;;) {
       const packages = ws.projects.map((p) => {
-        const report = prepared.get(p.root)?.report;
-        return { name: p.name, root: p.root, ...(report ? { sources: new Set(report.files.map((f) => f.path)) } : {}) };
+        const prep = prepared.get(p.root);
+        const outputs = [prep?.tsconfig?.options.outDir, prep?.tsconfig?.options.declarationDir].filter((o): o is string => typeof o === 'string');
+        return { name: p.name, root: p.root, outputs, ...(prep?.report ? { sources: new Set(prep.report.files.map((f) => f.path)) } : {}) };
       });
       const reportOf = (name: string) => prepared.get(byName.get(name)?.root ?? '')?.report;
       const more: WorkspaceProject[] = [];
