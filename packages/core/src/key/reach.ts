@@ -150,6 +150,30 @@ function workspacePaths(workspaceRoot: string, packages: readonly ReachPackage[]
 
 const toPosix = (p: string) => p.split(sep).join('/');
 
+/** Options that change what the compiler writes or reports, never how it resolves a module. */
+const EMIT_ONLY_OPTIONS = new Set([
+  'outDir', 'declarationDir', 'outFile', 'rootDir', 'declaration', 'declarationMap', 'emitDeclarationOnly', 'sourceMap', 'inlineSourceMap',
+  'inlineSources', 'mapRoot', 'sourceRoot', 'removeComments', 'noEmit', 'noEmitOnError', 'stripInternal', 'composite', 'incremental',
+  'tsBuildInfoFile', 'configFilePath', 'newLine', 'emitBOM', 'importHelpers', 'noUnusedLocals', 'noUnusedParameters', 'noImplicitReturns',
+  'noFallthroughCasesInSwitch', 'noImplicitOverride', 'noPropertyAccessFromIndexSignature', 'noUncheckedIndexedAccess', 'strict',
+  'strictNullChecks', 'noImplicitAny', 'skipLibCheck', 'pretty', 'listFiles', 'listEmittedFiles', 'diagnostics', 'extendedDiagnostics',
+]);
+
+/**
+ * Resolution state shared by the projects of one key computation (one workspace state): the host,
+ * package.json answers, and the compiler's caches per set of resolution-relevant options.
+ */
+export interface ReachCaches {
+  host?: ReturnType<typeof resolutionHost>;
+  packageJson: TS.PackageJsonInfoCache;
+  resolution: Map<string, { cache: TS.ModuleResolutionCache; typeCache: TS.TypeReferenceDirectiveResolutionCache }>;
+}
+
+export function createReachCaches(): ReachCaches {
+  const ts = typescript();
+  return { packageJson: ts.createModuleResolutionCache('/', (s) => s).getPackageJsonInfoCache(), resolution: new Map() };
+}
+
 /** Whether TypeScript's `paths` would try this specifier (an exact key or a `prefix*suffix` pattern). */
 function matchesPaths(spec: string, paths: TS.MapLike<string[]> | undefined): boolean {
   if (!paths) return false;
@@ -183,6 +207,7 @@ export function computeReach(
   tsconfig: TsconfigView,
   packages: readonly ReachPackage[],
   sourcesOf: (name: string) => DigestReport | undefined,
+  caches?: ReachCaches,
 ): ReachResult {
   const ts = typescript();
   const result: ReachResult = { edges: [], files: new Map(), packages: new Map(), externals: new Map() };
@@ -190,9 +215,17 @@ export function computeReach(
   if (!compiler) return result;
   const options = compiler.options;
   const projectDir = resolve(workspaceRoot, self);
-  const host = resolutionHost(projectDir, workspacePaths(workspaceRoot, packages));
-  const cache = ts.createModuleResolutionCache(projectDir, (s) => s, options);
-  const typeCache = ts.createTypeReferenceDirectiveResolutionCache(projectDir, (s) => s, options, cache.getPackageJsonInfoCache());
+  const shared = caches ?? createReachCaches();
+  const host = (shared.host ??= resolutionHost(resolve(workspaceRoot), workspacePaths(workspaceRoot, packages)));
+  // Projects whose resolution-relevant options agree share the compiler's resolution caches.
+  const cacheKey = JSON.stringify(Object.entries(options).filter(([k]) => !EMIT_ONLY_OPTIONS.has(k)).sort(([a], [b]) => (a < b ? -1 : 1)));
+  let pair = shared.resolution.get(cacheKey);
+  if (!pair) {
+    const cache = ts.createModuleResolutionCache(resolve(workspaceRoot), (s) => s, options, shared.packageJson);
+    pair = { cache, typeCache: ts.createTypeReferenceDirectiveResolutionCache(resolve(workspaceRoot), (s) => s, options, shared.packageJson) };
+    shared.resolution.set(cacheKey, pair);
+  }
+  const { cache, typeCache } = pair;
   const realRoot = host.realpath!(resolve(workspaceRoot));
   const wsRel = (abs: string) => toPosix(relative(realRoot, abs)) || '.';
   // Longest root first, so a nested package wins over its parent.

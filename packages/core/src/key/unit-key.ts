@@ -25,7 +25,7 @@ import { findTsconfig, readTsconfig, type TsconfigView } from './tsconfig.js';
 import { manifestView, type ManifestView } from './manifest.js';
 import { DIGEST_SCHEMA, EXTRACTOR_VERSION } from '../version.js';
 import { recordComponents } from './records.js';
-import { computeReach, type ReachResult } from './reach.js';
+import { computeReach, createReachCaches, type ReachResult } from './reach.js';
 
 /** Version of the key composition itself: bump when what a key covers changes. */
 export const KEY_SCHEMA = 2;
@@ -177,9 +177,10 @@ export async function computeWorkspaceKeys(workspaceRoot: string, options: Works
       });
       const reportOf = (name: string) => prepared.get(byName.get(name)?.root ?? '')?.report;
       const more: WorkspaceProject[] = [];
+      const caches = createReachCaches();
       for (const prep of prepared.values()) {
         if (!prep.report || !prep.tsconfig) continue;
-        prep.reach = computeReach(workspaceRoot, prep.project.root, prep.report, prep.tsconfig, packages, reportOf);
+        prep.reach = computeReach(workspaceRoot, prep.project.root, prep.report, prep.tsconfig, packages, reportOf, caches);
         for (const name of prep.reach.packages.keys()) {
           const q = byName.get(name);
           if (q && !closure.has(q.root)) more.push(q);
