@@ -164,6 +164,41 @@ export const CODES = {
     meaning: 'The directory contains no .ts, .tsx, .mts, .cts, .js, .jsx, .mjs or .cjs files outside node_modules and build outputs.',
     hint: 'Point kiln at a package directory or a source file.',
   },
+  KILN_OPAQUE_BINARY: {
+    severity: 'info',
+    title: 'A dependency kiln does not build ships a binary file',
+    meaning:
+      'A native addon (.node), WebAssembly module (.wasm) or other binary file shipped by a workspace package without a tsconfig is keyed by its bytes: every dependent\'s key moves whenever it is rebuilt with different bytes, even if its behaviour is the same.',
+    hint: 'Nothing to fix. For fewer rebuilds, make its build reproducible; if it is a build product, build it before keys are computed (make it a dependency of the targets that read it).',
+  },
+  KILN_OPAQUE_BUILD_PRODUCT: {
+    severity: 'warning',
+    title: 'A dependency kiln does not build ships files git ignores',
+    meaning:
+      'A workspace package without a tsconfig ships files that git ignores and does not track, so they are built by some other step (cargo, wasm-pack, a bundler). Its dependents are keyed by those files as they are on disk when the key is computed: before that step runs, or after a stale run, the key describes other files than the ones a build will read.',
+    hint: 'Run the step that produces them before kiln computes keys (an Nx dependsOn on that package\'s build), or commit them.',
+  },
+  KILN_OPAQUE_CYCLE: {
+    severity: 'warning',
+    title: 'A dependency cycle passes through a package kiln does not build',
+    meaning:
+      'Workspace packages import each other in a cycle that includes a package without a tsconfig. Each package\'s surface includes the others up to where the cycle closes, where a stable token stands for the package being keyed (its own content is in the same digest); a surface that depends on where the cycle was entered is recomputed for each dependent rather than reused. Keys stay sound; they may move more often.',
+    hint: 'Break the cycle: move what both sides share into a third package.',
+  },
+  KILN_OPAQUE_PACKLIST_FAILED: {
+    severity: 'warning',
+    title: 'The files a dependency ships could not be listed by npm\'s rules',
+    meaning:
+      'A directory or an ignore file (.npmignore, .gitignore) of a workspace package without a tsconfig could not be read, so npm\'s file list for it could not be computed. Every file under the package (node_modules and VCS folders aside) now keys its dependents, so they rebuild more often; a directory that cannot be listed at all is keyed by its size and modification time.',
+    hint: 'Check the permissions of the package\'s directories and ignore files (`npm pack --dry-run -w <package>` fails the same way).',
+  },
+  KILN_OPAQUE_UNREADABLE: {
+    severity: 'warning',
+    title: 'A file a dependency ships could not be read',
+    meaning:
+      'A file (or directory) shipped by a workspace package without a tsconfig could not be read, so its content cannot key its dependents. It is keyed by its size and modification time instead: any write to it moves their keys, and so does a fresh checkout.',
+    hint: 'Check the file\'s permissions (a build of a dependent that reads it would fail the same way), or stop shipping it.',
+  },
   KILN_OUTPUTS_DIFFER: {
     severity: 'error',
     title: 'Two build outputs are not equivalent',

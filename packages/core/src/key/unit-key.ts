@@ -26,6 +26,7 @@ import { manifestView, type ManifestView } from './manifest.js';
 import { DIGEST_SCHEMA, EXTRACTOR_VERSION } from '../version.js';
 import { recordComponents } from './records.js';
 import { computeReach, createReachCaches, type ReachResult } from './reach.js';
+import { OpaquePackages, opaqueSurface } from './opaque.js';
 
 /** Version of the key composition itself: bump when what a key covers changes. */
 export const KEY_SCHEMA = 2;
@@ -196,7 +197,8 @@ export async function computeWorkspaceKeys(workspaceRoot: string, options: Works
     await pool?.destroy();
   }
 
-  const surfaces = new SurfaceCalculator(workspaceRoot, prepared, byName, lockfile);
+  const opaque = new OpaquePackages(workspaceRoot, { ...(options.store !== undefined ? { store: options.store } : {}), ...(options.workers !== undefined ? { workers: options.workers } : {}) });
+  const surfaces = new SurfaceCalculator(workspaceRoot, prepared, byName, lockfile, opaque);
   const projects: ProjectKey[] = [];
   let files = 0;
   let parsed = 0;
@@ -212,7 +214,7 @@ export async function computeWorkspaceKeys(workspaceRoot: string, options: Works
   return {
     kind: ws.kind,
     projects,
-    diagnostics: ws.diagnostics,
+    diagnostics: [...ws.diagnostics, ...opaque.diagnostics(), ...surfaces.diagnostics],
     stats: { projects: projects.length, files, parsed, ms: Math.round(performance.now() - t0) },
   };
 }
@@ -375,19 +377,32 @@ export function keyOf(c: KeyComponents): string {
 class SurfaceCalculator {
   private readonly memo = new Map<string, Promise<DependencySurface>>();
   private readonly wholeMemo = new Map<string, Promise<DependencySurface>>();
+  /** The packages being computed, innermost last (calls are sequential: a stack). */
   private readonly inProgress = new Set<string>();
+  /**
+   * Packages whose surface was computed while a cycle closed on a package below them on the stack:
+   * their `ws:<pkg>:cycle` token stands for a package only the caller's digest covers, so the result
+   * holds for that caller only and is not memoised (a later dependent computes it afresh).
+   */
+  private readonly contextual = new Set<string>();
+  private readonly cycles = new Set<string>();
+  readonly diagnostics: Diagnostic[] = [];
 
   constructor(
     private readonly workspaceRoot: string,
     private readonly prepared: Map<string, Prepared>,
     private readonly byName: Map<string, WorkspaceProject>,
     private readonly lockfile: Lockfile,
+    private readonly opaque: OpaquePackages,
   ) {}
 
   surfaceOf(name: string): Promise<DependencySurface> {
     let m = this.memo.get(name);
     if (!m) {
-      m = this.compute(name);
+      m = this.compute(name).then((s) => {
+        if (this.contextual.delete(name)) this.memo.delete(name);
+        return s;
+      });
       this.memo.set(name, m);
     }
     return m;
@@ -402,10 +417,53 @@ class SurfaceCalculator {
     if (!m) {
       const project = this.byName.get(name)!;
       const prep = this.prepared.get(project.root);
-      m = prep?.report && prep.tsconfig ? this.full(name, prep.report, prep.tsconfig, this.manifestSurface(project), 'a dependent compiles its sources') : this.surfaceOf(name);
+      if (prep?.report && prep.tsconfig) {
+        // On the stack like a surface, so a cycle closing below it is seen (and not memoised).
+        this.inProgress.add(name);
+        m = this.full(name, prep.report, prep.tsconfig, this.manifestSurface(project), 'a dependent compiles its sources')
+          .finally(() => this.inProgress.delete(name))
+          .then((s) => {
+            if (this.contextual.delete(name)) this.wholeMemo.delete(name);
+            return s;
+          });
+      } else m = this.surfaceOf(name);
       this.wholeMemo.set(name, m);
     }
     return m;
+  }
+
+  private isOpaque(name: string): boolean {
+    const prep = this.prepared.get(this.byName.get(name)!.root);
+    return !prep?.report || !prep.tsconfig;
+  }
+
+  /** A cycle closes on `pkg` (in progress): mark the results above it contextual; tell of cycles through opaque packages. */
+  private noteCycle(pkg: string): void {
+    const stack = [...this.inProgress];
+    const members = stack.slice(stack.indexOf(pkg));
+    for (const m of members.slice(1)) this.contextual.add(m);
+    const opaque = members.filter((m) => this.isOpaque(m));
+    const id = [...members].sort().join('\u0000');
+    if (!opaque.length || this.cycles.has(id)) return;
+    this.cycles.add(id);
+    this.diagnostics.push(
+      diagnostic('KILN_OPAQUE_CYCLE', `dependency cycle ${[...members, pkg].join(' → ')} passes through ${opaque.join(', ')}, which kiln does not build; each package's surface covers the others up to where the cycle closes`, {
+        file: this.byName.get(opaque[0]!)!.root,
+        producer: 'key',
+      }),
+    );
+  }
+
+  /** The key part of a package an opaque package's files import. */
+  private async reach(pkg: string, fromRoot: string): Promise<string | undefined> {
+    if (this.byName.has(pkg)) {
+      if (this.inProgress.has(pkg)) {
+        this.noteCycle(pkg);
+        return `ws:${pkg}:cycle`;
+      }
+      return `ws:${pkg}:${(await this.surfaceOf(pkg)).digest}`;
+    }
+    return isBuiltin(pkg) ? undefined : `ext:${pkg}@${(await this.lockfile.versionOf(pkg, fromRoot)) ?? 'unknown'}`;
   }
 
   private manifestSurface(project: WorkspaceProject): string {
@@ -418,8 +476,13 @@ class SurfaceCalculator {
     const prep = this.prepared.get(project.root);
     const manifestSurface = this.manifestSurface(project);
     if (!prep?.report || !prep.tsconfig) {
-      // Not a TypeScript library kiln can read: its whole manifest and every file it ships.
-      return { digest: digestParts('kiln-surface-opaque/1', [manifestSurface, project.manifestError ?? '']), mode: 'full', reason: 'no tsconfig or sources kiln can read', exports: {} };
+      // Not a TypeScript library kiln builds: what it ships, digested (key/opaque.ts).
+      this.inProgress.add(name);
+      try {
+        return await opaqueSurface(project, manifestSurface, await this.opaque.content(project), (pkg) => this.reach(pkg, project.root));
+      } finally {
+        this.inProgress.delete(name);
+      }
     }
     const report = prep.report;
     this.inProgress.add(name);
@@ -467,7 +530,10 @@ class SurfaceCalculator {
       for (const pkg of [...reached].sort()) {
         if (pkg === name) continue;
         if (this.byName.has(pkg)) {
-          if (this.inProgress.has(pkg)) unresolved.add(`cycle through ${pkg}`);
+          if (this.inProgress.has(pkg)) {
+            unresolved.add(`cycle through ${pkg}`);
+            this.noteCycle(pkg);
+          }
           else reachedParts.push(`ws:${pkg}:${(await this.surfaceOf(pkg)).digest}`);
         } else if (!isBuiltin(pkg)) {
           reachedParts.push(`ext:${pkg}@${(await this.lockfile.versionOf(pkg, project.root)) ?? 'unknown'}`);
@@ -501,7 +567,10 @@ class SurfaceCalculator {
     for (const pkg of [...new Set(report.files.flatMap((f) => f.external_packages))].sort()) {
       if (pkg === name || isBuiltin(pkg)) continue;
       if (!this.byName.has(pkg)) parts.push(`ext:${pkg}@${(await this.lockfile.versionOf(pkg, project.root)) ?? 'unknown'}`);
-      else if (this.inProgress.has(pkg)) parts.push(`ws:${pkg}:cycle`); // its own key covers it
+      else if (this.inProgress.has(pkg)) {
+        parts.push(`ws:${pkg}:cycle`); // its own key covers it
+        this.noteCycle(pkg);
+      }
       else parts.push(`ws:${pkg}:${(await this.surfaceOf(pkg)).digest}`);
     }
     parts.push(...(await this.assetParts(project, report)));
@@ -542,7 +611,10 @@ class SurfaceCalculator {
     }
     for (const [pkg, r] of reach.packages) {
       if (r.origin !== 'source' || pkg === name) continue;
-      if (this.inProgress.has(pkg)) out.push(`reach-ws:${pkg}:cycle`);
+      if (this.inProgress.has(pkg)) {
+        out.push(`reach-ws:${pkg}:cycle`);
+        this.noteCycle(pkg);
+      }
       else out.push(`reach-ws:${pkg}:${r.mode}:${(await (r.mode === 'full' ? this.wholeOf(pkg) : this.surfaceOf(pkg))).digest}`);
     }
     return out.sort();

@@ -89,7 +89,8 @@ interface Located {
   git?: GitTreeState;
 }
 
-async function locate(target: string, useGit: (packageRoot: string) => Promise<boolean>): Promise<Located> {
+/** The package root of `target` and, unless the caller names the files itself (`list` false), its source files. */
+async function locate(target: string, useGit: (packageRoot: string) => Promise<boolean>, list = true): Promise<Located> {
   const abs = resolve(target);
   let st;
   try {
@@ -108,7 +109,7 @@ async function locate(target: string, useGit: (packageRoot: string) => Promise<b
       if (dirname(dir) === dir) break;
     }
   }
-  if (st.isDirectory()) {
+  if (st.isDirectory() && list) {
     const outDirs = await buildOutputDirs(packageRoot);
     const skipped = outDirs.map((d) => relative(abs, join(packageRoot, d)));
     const git = (await useGit(packageRoot)) ? await gitTreeState(abs, skipped) : null;
@@ -137,7 +138,7 @@ export async function digestTree(target: string, options: DigestTreeOptions = {}
     useGit = mode === true || (manifestRead.status === 'hit' && manifestRead.manifest.files.size >= GIT_SYNC_MIN_FILES);
     return useGit && !options.files;
   };
-  const located = await locate(target, decideGit);
+  const located = await locate(target, decideGit, !options.files);
   const packageRoot = located.packageRoot;
   if (storeDir !== null && options.git !== false && !manifestRead) await decideGit(packageRoot); // a file target
   const files = options.files ? [...new Set(options.files.filter((f) => fileKind(f)))].sort() : located.files;

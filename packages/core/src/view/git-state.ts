@@ -203,3 +203,15 @@ export async function gitTreeState(dir: string, extraSkipped: string[] = []): Pr
   }
   return { files: [...files].sort(), blobs, ...(noVouching ? { noVouching } : {}) };
 }
+
+/**
+ * Which of `paths` (relative to `dir`) git ignores and does not track — build products such as a
+ * `.node` from cargo — or null when git cannot say (no git, not a work tree, an error). One process.
+ */
+export async function gitIgnoredPaths(dir: string, paths: readonly string[]): Promise<Set<string> | null> {
+  if (!paths.length || !insideGitCheckout(dir)) return null;
+  // Tracked files are never reported (without --no-index): a committed file is not a build product.
+  const run = await git(dir, ['check-ignore', '-z', '--stdin'], `${paths.join('\u0000')}\u0000`);
+  if (!run || (run.code !== 0 && run.code !== 1)) return null; // 1: none ignored
+  return new Set(split0(run.out));
+}
