@@ -223,6 +223,28 @@ describe('opaque workspace dependencies: what they ship keys their dependents', 
     expect(doc.after).not.toBe(doc.before);
   });
 
+  it('declaration order: swapping overloads in the .d.ts moves the key (and the output); swapping two unrelated declarations does not', async () => {
+    const native = opaquePackage('native', { name: '@fx/native', main: 'index.js', types: 'index.d.ts' }, {
+      'index.js': 'function pick(x) {\n  return x;\n}\nfunction unused() {}\nconst first = [];\nconst second = first.concat(1);\nexports.pick = pick;\nexports.one = 1;\nexports.two = second.length + 1;\n',
+      'index.d.ts': 'export declare function pick(x: number): number;\nexport declare function pick(x: number | string): string;\nexport declare const one: 1;\nexport declare const two: 2;\n',
+    });
+    const dir = workspace({ ...native, ...app('@fx/native', "import { pick } from '@fx/native';\nexport const p = () => pick(1);\n") });
+    const before = emittedDts(dir);
+    expect(before).toContain('p: () => number');
+    const unrelated = await around(dir, () => edit(dir, 'packages/native/index.d.ts', (s) => s.replace('export declare const one: 1;\nexport declare const two: 2;', 'export declare const two: 2;\nexport declare const one: 1;')));
+    expect(unrelated.after).toBe(unrelated.before);
+    // In the JS: hoisted functions reordered run the same; initialisers reordered do not.
+    const hoisted = await around(dir, () => edit(dir, 'packages/native/index.js', (s) => s.replace('function pick(x) {\n  return x;\n}\nfunction unused() {}', 'function unused() {}\nfunction pick(x) {\n  return x;\n}')));
+    expect(hoisted.after).toBe(hoisted.before);
+    const initialisers = await around(dir, () => edit(dir, 'packages/native/index.js', (s) => s.replace('const first = [];\nconst second = first.concat(1);', 'const second = first.concat(1);\nconst first = [];')));
+    expect(initialisers.after).not.toBe(initialisers.before);
+    const overloads = await around(dir, () =>
+      edit(dir, 'packages/native/index.d.ts', (s) => s.replace('export declare function pick(x: number): number;\nexport declare function pick(x: number | string): string;', 'export declare function pick(x: number | string): string;\nexport declare function pick(x: number): number;')),
+    );
+    expect(emittedDts(dir)).toContain('p: () => string');
+    expect(overloads.after).not.toBe(overloads.before);
+  });
+
   it('napi-rs-like: the .node addon is keyed by its bytes (KILN_OPAQUE_BINARY), the loader and index.d.ts semantically', async () => {
     const dir = workspace({ ...NAPI, ...APP_NAPI });
     const r = await keys(dir);

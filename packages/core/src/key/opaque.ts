@@ -7,9 +7,9 @@
  *     .npmignore/.gitignore — the workspace root's too, as `npm pack -w` reads them —, always-included
  *     files, `main`/`bin`/`browser`);
  *   - its declaration, JS and TS files digested semantically by kiln's own digests (declarations with
- *     their docs, module digests), so a comment edit or a reformat is not a change; plus the order of
- *     same-named declarations (overloads, merged interfaces: consumers resolve in that order) and, in
- *     JS, of every module-level declaration (run-time export order);
+ *     their docs, module digests — which hold evaluation order), so a comment edit or a reformat is not
+ *     a change; plus the order of same-named declarations (overloads, merged interfaces: consumers
+ *     resolve in that order);
  *   - every other shipped file by its bytes (JSON, `.node`, `.wasm`, CSS, README…);
  *   - the manifest fields consumers resolve through, and the surfaces (workspace) or lockfile versions
  *     (external) of the packages its files import — supplied by the caller, which knows about cycles.
@@ -54,6 +54,12 @@ const CONSUMER_FIELDS = ['typesVersions', 'imports', 'browser', 'sideEffects', '
 const BINARY_EXTENSIONS = /\.(node|wasm)$/;
 /** How much of a file is looked at for NUL bytes to call it binary (as git does). */
 const BINARY_SNIFF = 8000;
+/**
+ * npm-packlist settles only through its walker's events: a case it does not handle (a manifest shape
+ * packTree does not foresee) would leave the key computation waiting for ever. Past this, the list
+ * widens to every file instead.
+ */
+const PACKLIST_TIMEOUT_MS = 60_000;
 /** At most this many source files are digested on the calling thread rather than by a new worker pool. */
 const INLINE_UP_TO = 32;
 
@@ -141,7 +147,10 @@ async function readOpaque(workspaceRoot: string, project: WorkspaceProject, opti
   // 1. What it ships: npm's own list, or — where npm's rules cannot be evaluated — every file.
   let shipped: string[];
   try {
-    shipped = await packlist(packTree(dir, project.manifest), { path: resolve(dir), prefix: resolve(workspaceRoot), workspaces: [resolve(dir)] });
+    shipped = await withTimeout(
+      packlist(packTree(dir, project.manifest), { path: resolve(dir), prefix: resolve(workspaceRoot), workspaces: [resolve(dir)] }),
+      PACKLIST_TIMEOUT_MS,
+    );
     shipped = shipped.map((f) => f.split(sep).join('/').replace(/^\.\//, ''));
   } catch (e) {
     const listed = await listEverything(dir);
@@ -196,11 +205,13 @@ async function readOpaque(workspaceRoot: string, project: WorkspaceProject, opti
       semantic++;
       parts.push(`src:${rel}:${f.module.degraded ? `degraded:${f.content_hash}` : f.module.digest}`);
       const decls = declsByFile.get(rel) ?? [];
-      for (const d of decls) {
+      // As a set: the module digest and the order parts below say what order means.
+      for (const d of [...decls].sort((x, y) => (x.identity < y.identity ? -1 : x.identity > y.identity ? 1 : 0))) {
         parts.push(`decl:${rel}:${d.identity}:${d.semantic_digest === null ? `degraded:${f.content_hash}` : d.semantic_digest}|${d.doc_digest ?? ''}`);
       }
       // Order the module digest leaves out but a consumer sees: same-named module-level declarations
-      // (overloads, merged interfaces) and, in JS, every module-level declaration (export order at run time).
+      // (overloads, merged interfaces). Other reorderings that run differently (initialisers, classes)
+      // are in the module digest; hoisted functions can be reordered unseen.
       const top = decls
         .filter((d) => d.module_level)
         .sort((x, y) => x.span.startLine - y.span.startLine || x.span.startColumn - y.span.startColumn);
@@ -210,7 +221,6 @@ async function readOpaque(workspaceRoot: string, project: WorkspaceProject, opti
         (byName.get(name) ?? byName.set(name, []).get(name)!).push(d.identity);
       }
       for (const [name, ids] of byName) if (ids.length > 1) parts.push(`order:${rel}#${name}:${digestParts('kiln-order/1', ids)}`);
-      if (f.language === 'javascript') parts.push(`order:${rel}:${digestParts('kiln-order/1', top.map((d) => d.identity))}`);
       continue;
     }
     bytes++;
@@ -303,6 +313,14 @@ async function statStamp(path: string): Promise<string> {
   } catch {
     return 'missing';
   }
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })), ms);
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
 }
 
 /** An error as its code (`EACCES`), never its message: messages carry absolute paths. */
