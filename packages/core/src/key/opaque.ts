@@ -148,7 +148,8 @@ async function readOpaque(workspaceRoot: string, project: WorkspaceProject, opti
   let shipped: string[];
   try {
     shipped = await withTimeout(
-      packlist(packTree(dir, project.manifest), { path: resolve(dir), prefix: resolve(workspaceRoot), workspaces: [resolve(dir)] }),
+      // As `npm pack -w` from the workspace root: ignore files between the root and the package count too.
+      packlist(packTree(dir, project.manifest), project.root === '.' ? { path: resolve(dir) } : { path: resolve(dir), prefix: resolve(workspaceRoot), workspaces: [resolve(dir)] }),
       PACKLIST_TIMEOUT_MS,
     );
     shipped = shipped.map((f) => f.split(sep).join('/').replace(/^\.\//, ''));
