@@ -521,6 +521,25 @@ describe('opaque dependencies on bad input: coded diagnostics, no crash or hang,
     expect(a.after, 'a-first reaches native through b').not.toBe(a.before);
   });
 
+  it('the same rule for a package keyed whole (its sources compiled by the dependent): one computed where a cycle closed is not reused', async () => {
+    // p's `exports` names its .ts source, so a dependent compiles p whole. x → p → x: a-first keys x
+    // first, and p is keyed whole inside x's surface, where x stands as `cycle`. z-last sees x only
+    // through p's sources.
+    const p = tsPackage('p', ['@fx/x'], { 'index.ts': "import { X } from '@fx/x';\nexport const fromX = X;\n" });
+    const pManifest = JSON.parse(String(p['packages/p/package.json']));
+    p['packages/p/package.json'] = JSON.stringify({ ...pManifest, exports: { '.': './src/index.ts' }, main: undefined, types: undefined });
+    const dir = workspace({
+      ...tsPackage('a-first', ['@fx/x'], { 'index.ts': "import { X } from '@fx/x';\nexport const a = X;\n" }),
+      ...tsPackage('x', ['@fx/p'], { 'index.ts': "import { fromX } from '@fx/p';\nexport const X = 2 as const;\nexport const again = (): number => fromX;\n" }),
+      ...p,
+      ...tsPackage('z-last', ['@fx/p'], { 'index.ts': "import { fromX } from '@fx/p';\nexport const z = fromX;\n" }),
+    });
+    const r = await keys(dir);
+    expect(r.projects.find((q) => q.project === '@fx/z-last')!.components!.dependencies['@fx/p']!.reason).toBe('a dependent compiles its sources');
+    const z = await around(dir, () => edit(dir, 'packages/x/src/index.ts', (s) => s.replace('X = 2', 'X = 3')), '@fx/z-last');
+    expect(z.after).not.toBe(z.before);
+  });
+
   it('two opaque packages importing each other: it terminates with a key, and an edit on either side moves the dependent', async () => {
     const dir = workspace({
       ...opaquePackage('p', { name: '@fx/p', main: 'index.js', types: 'index.d.ts' }, {
