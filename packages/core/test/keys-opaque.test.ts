@@ -348,6 +348,35 @@ describe('opaque workspace dependencies: what they ship keys their dependents', 
     expect(test.after).toBe(test.before);
   });
 
+  it('a shipped .d.ts importing a file `files` leaves out: KILN_OPAQUE_UNSHIPPED_IMPORT, and that file keys the dependent (its build reads it)', async () => {
+    const broken = opaquePackage('native', { name: '@fx/native', main: 'index.js', types: 'index.d.ts', files: ['index.js', 'index.d.ts'] }, {
+      'index.js': "module.exports = require('./impl.js');\n",
+      'index.d.ts': "/// <reference path=\"./globals.d.ts\" />\nexport * from './impl.js';\n",
+      'impl.d.ts': "export declare function sum(a: number, b: number): number;\nexport { table } from './more.js';\n",
+      'impl.js': "exports.sum = (a, b) => a + b;\nexports.table = require('./data.json');\n",
+      'more.d.ts': 'export declare const table: { n: number };\n',
+      'data.json': '{ "n": 1 }\n',
+      'globals.d.ts': 'declare var NATIVE_VERSION: string;\n',
+      'unrelated.d.ts': 'export declare const nobody: number;\n',
+    });
+    const dir = workspace({ ...broken, ...APP_SUM });
+    const r = await keys(dir);
+    const found = r.diagnostics.filter((d) => d.code === 'KILN_OPAQUE_UNSHIPPED_IMPORT').map((d) => d.file);
+    expect(found.sort()).toEqual(['packages/native/data.json', 'packages/native/globals.d.ts', 'packages/native/impl.d.ts', 'packages/native/impl.js', 'packages/native/more.d.ts']);
+    const before = emittedDts(dir);
+    const impl = await around(dir, () => edit(dir, 'packages/native/impl.d.ts', (s) => s.replace('b: number): number;', 'b: number): string;')));
+    expect(emittedDts(dir)).not.toBe(before);
+    expect(impl.after).not.toBe(impl.before);
+    const comment = await around(dir, () => edit(dir, 'packages/native/impl.d.ts', (s) => `// not shipped, still read\n${s}`));
+    expect(comment.after).toBe(comment.before);
+    for (const [rel, f] of [['more.d.ts', (s: string) => s.replace('n: number', 'n: 1')], ['globals.d.ts', (s: string) => s.replace('string', 'number')], ['data.json', (s: string) => s.replace('1', '2')]] as const) {
+      const k = await around(dir, () => edit(dir, `packages/native/${rel}`, f));
+      expect(k.after, rel).not.toBe(k.before);
+    }
+    const nobody = await around(dir, () => edit(dir, 'packages/native/unrelated.d.ts', (s) => s.replace('number', 'string')));
+    expect(nobody.after, 'a file neither shipped nor imported').toBe(nobody.before);
+  });
+
   it('a version bump of the opaque package keeps the key; a new dependency of it moves it', async () => {
     const dir = workspace({ ...PLAIN, ...APP_SUM });
     const bump = await around(dir, () => edit(dir, 'packages/native/package.json', (s) => s.replace('"version": "1.0.0"', '"version": "1.1.0"')));

@@ -199,6 +199,13 @@ export const CODES = {
       'A file (or directory) shipped by a workspace package without a tsconfig could not be read, so its content cannot key its dependents. It is keyed by its size and modification time instead: any write to it moves their keys, and so does a fresh checkout.',
     hint: 'Check the file\'s permissions (a build of a dependent that reads it would fail the same way), or stop shipping it.',
   },
+  KILN_OPAQUE_UNSHIPPED_IMPORT: {
+    severity: 'warning',
+    title: 'A file a dependency ships imports a file it does not ship',
+    meaning:
+      'A shipped file of a workspace package without a tsconfig names, by relative path, a file of the package that npm would leave out of its tarball (`files`, .npmignore). Published, the package is broken; in the workspace a dependent\'s build reads the file all the same, so it keys the dependents like a shipped file.',
+    hint: 'Add the file to `files` in package.json (or stop ignoring it in .npmignore), or stop importing it.',
+  },
   KILN_OUTPUTS_DIFFER: {
     severity: 'error',
     title: 'Two build outputs are not equivalent',

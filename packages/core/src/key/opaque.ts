@@ -11,6 +11,8 @@
  *     a change; plus the order of same-named declarations (overloads, merged interfaces: consumers
  *     resolve in that order);
  *   - every other shipped file by its bytes (JSON, `.node`, `.wasm`, CSS, README…);
+ *   - files of the package that shipped files import but npm would not ship (a broken `files` list):
+ *     a dependent's build in the workspace reads them, so they key it like shipped files, with a warning;
  *   - the manifest fields consumers resolve through, and the surfaces (workspace) or lockfile versions
  *     (external) of the packages its files import — supplied by the caller, which knows about cycles.
  *
@@ -27,12 +29,14 @@
 import { createReadStream } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
-import { join, posix, resolve, sep } from 'node:path';
+import { join, posix, relative, resolve, sep } from 'node:path';
+import type * as TS from 'typescript';
 import packlist from 'npm-packlist';
 import normalizePackageBin from 'npm-normalize-package-bin';
 import { diagnostic, type Diagnostic } from '../diagnostics/diagnostic.js';
 import { digestParts } from '../digest/hash.js';
 import { fileKind } from '../parse/language.js';
+import { typescript } from '../parse/typescript.js';
 import { digestTree } from '../view/digest-tree.js';
 import { gitIgnoredPaths } from '../view/git-state.js';
 import type { DigestReport } from '../view/report.js';
@@ -60,6 +64,10 @@ const BINARY_SNIFF = 8000;
  * widens to every file instead.
  */
 const PACKLIST_TIMEOUT_MS = 60_000;
+/** Rounds of following imports into files the package does not ship (each digests its sources again). */
+const IMPORT_ROUNDS = 8;
+/** How shipped sources' relative specifiers are resolved: as a bundler or TypeScript would, JS and JSON included. */
+const RESOLUTION: TS.CompilerOptions = { moduleResolution: 100 /* Bundler */, module: 99 /* ESNext */, allowJs: true, resolveJsonModule: true, allowArbitraryExtensions: true, noEmit: true };
 /** At most this many source files are digested on the calling thread rather than by a new worker pool. */
 const INLINE_UP_TO = 32;
 
@@ -169,11 +177,15 @@ async function readOpaque(workspaceRoot: string, project: WorkspaceProject, opti
   shipped = [...new Set(shipped)].filter((f) => f !== 'package.json').sort();
   parts.push(`shipped:${shipped.length}`);
 
-  // 2. Sources, semantically.
-  const sources = shipped.filter((f) => fileKind(f));
-  const sourceSet = new Set(sources);
+  // 2. Sources, semantically — with, to a fixpoint, the package's files they import that npm would not
+  // ship: the package is broken once published, but in the workspace a dependent's build reads them.
+  let sourceSet = new Set<string>();
   let report: DigestReport | undefined;
-  if (sources.length) {
+  for (let round = 0; ; round++) {
+    const sources = shipped.filter((f) => fileKind(f));
+    sourceSet = new Set(sources);
+    report = undefined;
+    if (!sources.length) break;
     try {
       report = await digestTree(dir, {
         files: sources,
@@ -185,7 +197,21 @@ async function readOpaque(workspaceRoot: string, project: WorkspaceProject, opti
       // Not expected (the directory exists); every source is then keyed by its bytes below.
       diagnostics.push(diagnostic('KILN_OPAQUE_UNREADABLE', `${project.root}: its sources could not be digested (${errorCode(e)}); keyed by their bytes`, { file: project.root, producer: 'key' }));
       sourceSet.clear();
+      break;
     }
+    const more = await unshippedImports(dir, report, new Set(shipped));
+    for (const [rel, importer] of more) {
+      diagnostics.push(
+        diagnostic('KILN_OPAQUE_UNSHIPPED_IMPORT', `${at(rel)} is imported by ${at(importer)}, but ${project.name} does not ship it (npm pack leaves it out); it keys the package's dependents all the same`, {
+          file: at(rel),
+          producer: 'key',
+        }),
+      );
+    }
+    if (!more.size) break;
+    shipped = [...shipped, ...more.keys()].sort();
+    // Past the last round, what was found last is keyed by its bytes (below) rather than followed.
+    if (round === IMPORT_ROUNDS) break;
   }
   const records = new Map((report?.files ?? []).map((f) => [f.path, f]));
   const declsByFile = new Map<string, NonNullable<typeof report>['declarations']>();
@@ -255,6 +281,38 @@ async function readOpaque(workspaceRoot: string, project: WorkspaceProject, opti
   found.push(...diagnostics);
   const packages = [...new Set((report?.files ?? []).flatMap((f) => f.external_packages))].sort();
   return { parts, packages, counts: { shipped: shipped.length, semantic, bytes } };
+}
+
+/**
+ * Files of the package that its digested sources name by relative path — imports, re-exports, `import()`,
+ * `require()`, import types, `/// <reference path>`, imported assets — and that are not in `shipped`:
+ * file → the first file naming it. Each specifier is taken both as the compiler resolves it (`./x.js`
+ * → `x.d.ts`) and literally (the `x.js` that runs). Files outside the package are not followed.
+ */
+async function unshippedImports(dir: string, report: DigestReport, shipped: ReadonlySet<string>): Promise<Map<string, string>> {
+  const ts = typescript();
+  const out = new Map<string, string>();
+  const consider = async (rel: string | undefined, importer: string) => {
+    if (!rel || rel.startsWith('../') || rel === '..' || shipped.has(rel) || out.has(rel) || rel.split('/').includes('node_modules')) return;
+    const st = await lstat(join(dir, rel)).catch(() => null);
+    if (st?.isFile()) out.set(rel, importer);
+  };
+  const rootAbs = resolve(dir);
+  for (const f of report.files) {
+    const from = posix.dirname(f.path);
+    const specs = (f.specifiers ?? []).filter((x) => x.startsWith('./') || x.startsWith('../') || x === '.' || x === '..');
+    for (const p of f.module.pragmas) {
+      const m = /^triple-slash:<reference\s+path\s*=\s*["']([^"']+)["']/.exec(p);
+      if (m) specs.push(m[1]!.startsWith('.') ? m[1]! : `./${m[1]!}`);
+    }
+    for (const spec of specs) {
+      await consider(posix.normalize(posix.join(from, spec)), f.path);
+      const resolved = ts.resolveModuleName(spec, join(rootAbs, f.path), RESOLUTION, ts.sys).resolvedModule?.resolvedFileName;
+      if (resolved) await consider(relative(rootAbs, resolved).split(sep).join('/'), f.path);
+    }
+    for (const a of f.asset_imports) await consider(a, f.path);
+  }
+  return out;
 }
 
 /**
