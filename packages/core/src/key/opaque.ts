@@ -230,7 +230,7 @@ async function readOpaque(workspaceRoot: string, project: WorkspaceProject, opti
     const f = sourceSet.has(rel) ? records.get(rel) : undefined;
     if (f) {
       semantic++;
-      parts.push(`src:${rel}:${f.module.degraded ? `degraded:${f.content_hash}` : f.module.digest}`);
+      parts.push(`src:${rel}:${f.module.degraded ? `degraded:${f.content_hash}` : f.module.digest}|${f.module.docs ?? ''}`);
       const decls = declsByFile.get(rel) ?? [];
       // As a set: the module digest and the order parts below say what order means.
       for (const d of [...decls].sort((x, y) => (x.identity < y.identity ? -1 : x.identity > y.identity ? 1 : 0))) {
