@@ -572,6 +572,8 @@ function unitsOf(sf, kind) {
     else byStmt[s].push(t);
   }
   stmts.forEach((st, index) => {
+    // `;;` is nothing (its token is dropped); a meaningful comment before it still counts.
+    if (st.kind === SK.EmptyStatement && byStmt[index].length === 0) return;
     const unit = { tokens: byStmt[index], key: keyOf(byStmt[index]), index, name: undefined, label: statementLabel(st) };
     if (kind === 'dts') {
       unit.name = statementName(st);

@@ -373,6 +373,20 @@ describe('judgeFile: normalisation rules (each one equates, and stops where mean
     await differ('a.jsx', 'export const x = <p title="t" />;', 'export const x = <p title="u" />;');
   });
 
+  it('the token rules also hold without the reprint (the fallback when prettier cannot print a file)', async () => {
+    const asEmitted = async (file: string, a: string, b: string) => expect(await judgeFile(file, a, b, { reprint: false }), `${a}  vs  ${b}`).toEqual([]);
+    await asEmitted('a.js', `export const o = { 'a': 1, "b": 2, '1': 3, m() {} };`, `export const o = { a: 1, b: 2, 0x1: 3, 'm'() {} };`);
+    await asEmitted('a.d.ts', 'export type A =\n  | "a"\n  | "b";\n', 'export type A = "a" | "b";\n');
+    await asEmitted('a.js', 'f();;\n;\nclass C { m() {}; }', 'f();\nclass C { m() {} }');
+    expect(await judgeFile('a.js', 'if (a);\nf();', 'if (a)\nf();', { reprint: false })).not.toEqual([]); // `;` as a body is a statement
+    await asEmitted('a.jsx', 'export const x = (\n  <p>\n    a\n    b\n  </p>\n);\n', 'export const x = <p>a b</p>;\n');
+    expect(await judgeFile('a.jsx', 'export const x = <p>a b</p>;\n', 'export const x = <p>a  b</p>;\n', { reprint: false })).not.toEqual([]);
+  });
+
+  it('a JSDoc in a union member, on its own line on one side and inline on the other', async () => {
+    await same('a.d.ts', 'export type A = {\n  /** d */\n  a: 1;\n} | {\n  b: 2;\n};\n', 'export type A = { /** d */ a: 1; } | { b: 2; };\n');
+  });
+
   it('hoisted functions are a set in JavaScript, but two with one name keep their order; other statements are a sequence', async () => {
     await same('a.js', 'export function f() {}\nexport function g() {}\nf();', 'export function g() {}\nf();\nexport function f() {}');
     await differ('a.js', 'function f() { return 1; }\nfunction f() { return 2; }', 'function f() { return 2; }\nfunction f() { return 1; }');
