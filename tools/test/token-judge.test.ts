@@ -345,6 +345,11 @@ describe('judgeFile: normalisation rules (each one equates, and stops where mean
     await same('a.js', 'export const r = /a\\/b/g, t = `x${a}y`;', 'export const r = /a\\/b/g;\n'.replace(';\n', ', t = `x${ a }y`;'));
     await differ('a.js', 'export const t = String.raw`\\x41`;', 'export const t = String.raw`A`;');
     await differ('a.js', 'export const r = /a/g;', 'export const r = /a/i;');
+    // Comment markers inside regular expressions, templates, strings and JSX text are not comments.
+    await same('a.js', 'export const r = /\\/*x/g; // c', 'export const r = /\\/*x/g;');
+    await differ('a.js', 'export const r = /\\/*x/g, t = `a // b ${r} /* c */`;', 'export const r = /\\/*y/g, t = `a // b ${r} /* c */`;');
+    await differ('a.js', 'export const t = `a // b ${r} /* c */ d`;', 'export const t = `a // b ${r}  d`;');
+    await differ('a.jsx', "export const x = <p>// not a comment, don't</p>;", "export const x = <p>// not a comment, do</p>;");
   });
 
   it('property keys: quoting and numeric spelling are spelling; a computed key is not a key', async () => {
