@@ -129,6 +129,12 @@ describe('compareOutputs on real builds: what must be a hit is equivalent', () =
     expect(r.differences.map(formatDifference)).toEqual([]);
   });
 
+  it('documented members named by a quoted key, in either quote style (a comment inside a computed name)', async () => {
+    const src = (q: string, c: string) => ({ 'index.ts': `export interface Opts {\n  /** Everything after the separator. */\n  ${q}--${q}?: string[];\n  /** Iterate. */\n  [${c}Symbol.iterator]?: () => Iterator<string>;\n}\n` });
+    const r = await compareBoth(await build(src("'", '')), await build(src('"', '/* it */ ')));
+    expect(r.differences.map(formatDifference)).toEqual([]);
+  });
+
   it('a prettier reformat with other options (quotes, semicolons, width, parentheses)', async () => {
     const format = (text: string) =>
       prettier.format(text, { parser: 'typescript', singleQuote: false, semi: false, printWidth: 40, arrowParens: 'always', trailingComma: 'all' });

@@ -513,11 +513,23 @@ function docAnchors(sf: TS.SourceFile): DocAnchor[] {
     ts.forEachTrailingCommentRange(text, pos, take);
     ts.forEachLeadingCommentRange(text, pos, take);
   };
+  // A name by what it denotes, not how it is spelled: `'--'` and `"--"`, `a` and `'a'`, `1` and `0x1`
+  // name the same member, and a comment inside a computed name is not part of it.
+  const nameKey = (n: TS.Node): string => {
+    if (ts.isIdentifier(n) || ts.isPrivateIdentifier(n) || ts.isStringLiteral(n) || ts.isNoSubstitutionTemplateLiteral(n)) return n.text;
+    if (ts.isNumericLiteral(n)) return canonicalNumber(n.text);
+    const scanner = ts.createScanner(ts.ScriptTarget.Latest, true, ts.LanguageVariant.Standard, text.slice(n.getStart(sf), n.end));
+    const parts: string[] = [];
+    for (let t = scanner.scan(); t !== SK.EndOfFileToken; t = scanner.scan()) {
+      parts.push(t === SK.StringLiteral || t === SK.NoSubstitutionTemplateLiteral ? JSON.stringify(scanner.getTokenValue()) : t === SK.NumericLiteral ? canonicalNumber(scanner.getTokenText()) : scanner.getTokenText());
+    }
+    return parts.join(' ');
+  };
   const segment = (node: TS.Node): string | undefined => {
     const k = node.kind;
     const named = (node as { name?: TS.Node }).name;
-    if (named && typeof named === 'object' && 'kind' in named) return `${SK[k]}:${named.getText(sf)}`;
-    if (ts.isVariableStatement(node)) return `${SK[k]}:${node.declarationList.declarations.map((d) => d.name.getText(sf)).join(',')}`;
+    if (named && typeof named === 'object' && 'kind' in named) return `${SK[k]}:${nameKey(named)}`;
+    if (ts.isVariableStatement(node)) return `${SK[k]}:${node.declarationList.declarations.map((d) => nameKey(d.name)).join(',')}`;
     if (
       k === SK.CallSignature || k === SK.ConstructSignature || k === SK.IndexSignature || k === SK.Constructor ||
       k === SK.ExportAssignment || k === SK.ExportDeclaration || k === SK.ImportDeclaration || k === SK.ClassStaticBlockDeclaration
