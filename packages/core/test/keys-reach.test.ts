@@ -272,3 +272,34 @@ describe('documentation on a statement that is not a declaration (found by the h
     expect(r.moved).not.toContain('@x/dep');
   });
 });
+
+describe('a dependency keyed whole holding a declaration too deep to digest', () => {
+  it('an edit inside that declaration moves the consumer key (its file content stands in for it)', async () => {
+    const { computeWorkspaceKeys } = await import('@kiln/core');
+    const { mkdtemp, mkdir, writeFile, rm, symlink } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const deep = (v: number) => `function deep(a: boolean): number {\n${'if (a) {'.repeat(300)}return ${v};${'}'.repeat(300)}\nreturn 0;\n}\nexport function value(): number {\n  return deep(true);\n}\n`;
+    const keyOfApp = async (v: number) => {
+      const root = await mkdtemp(join(tmpdir(), 'kiln-deep-'));
+      try {
+        const spec = ws({ 'src/index.ts': deep(v) }, { 'src/index.ts': `import { value } from '@x/dep';\nexport const v = value();\n` });
+        spec.files['packages/app/tsconfig.json'] = TSCONFIG({ rootDir: undefined, paths: { '@x/dep': ['../dep/src/index.ts'] } });
+        for (const [f, t] of Object.entries(spec.files)) {
+          await mkdir(join(root, f, '..'), { recursive: true });
+          await writeFile(join(root, f), t);
+        }
+        await mkdir(join(root, 'node_modules/@x'), { recursive: true });
+        await symlink('../../packages/dep', join(root, 'node_modules/@x/dep'), 'dir');
+        const r = await computeWorkspaceKeys(root, { store: false, workers: 0 });
+        const app = r.projects.find((p) => p.project === '@x/app')!;
+        expect(app.components!.dependencies['@x/dep']!.mode).toBe('full');
+        expect(r.projects.find((p) => p.project === '@x/dep')!.diagnostics.map((d) => d.code)).toContain('KILN_NESTING_TOO_DEEP');
+        return app.key;
+      } finally {
+        await rm(root, { recursive: true, force: true });
+      }
+    };
+    expect(await keyOfApp(2)).not.toBe(await keyOfApp(1));
+  });
+});

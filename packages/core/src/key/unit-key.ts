@@ -497,6 +497,7 @@ class SurfaceCalculator {
         for (const e of entry.external) reached.add(e);
       }
       const byIdentity = new Map(report.declarations.map((d) => [d.identity, d]));
+      const fileHash = new Map(report.files.map((f) => [f.path, f.content_hash]));
       const surfaceTargets = new Map<string, string[]>();
       for (const d of report.declarations) {
         for (const s of d.surface) (surfaceTargets.get(s) ?? surfaceTargets.set(s, []).get(s)!).push(d.identity);
@@ -505,7 +506,7 @@ class SurfaceCalculator {
         const parts: string[] = [];
         for (const id of ids.sort()) {
           const d = byIdentity.get(id)!;
-          parts.push(`${id}:${closures.digests.get(id) ?? `degraded:${d.semantic_digest}`}`);
+          parts.push(`${id}:${closures.digests.get(id) ?? `${d.semantic_digest ?? `degraded:${fileHash.get(d.span.file)}`}`}`);
           for (const e of closures.external.get(id) ?? []) reached.add(e);
           for (const u of closures.unresolved.get(id) ?? []) unresolved.add(u);
         }
@@ -521,7 +522,7 @@ class SurfaceCalculator {
         // Their full closure: an augmentation's members are types a consumer sees whole.
         const full = computeClosures(report, 'full');
         for (const d of ambient) {
-          ambientParts.push(`ambient:${d.identity}:${full.digests.get(d.identity) ?? `degraded:${d.semantic_digest}`}`);
+          ambientParts.push(`ambient:${d.identity}:${full.digests.get(d.identity) ?? `${d.semantic_digest ?? `degraded:${fileHash.get(d.span.file)}`}`}`);
           for (const e of full.external.get(d.identity) ?? []) reached.add(e);
           for (const u of full.unresolved.get(d.identity) ?? []) unresolved.add(u);
         }
@@ -562,7 +563,9 @@ class SurfaceCalculator {
     const project = this.byName.get(name)!;
     const prep = this.prepared.get(project.root);
     const parts = [manifestSurface, tsconfig.optionsDigest];
-    for (const d of report.declarations) parts.push(`${d.identity}:${d.semantic_digest ?? `degraded:${d.span.file}`}:${d.doc_digest ?? ''}`);
+    // A declaration that could not be digested stands for its file's content (never a constant).
+    const contentHash = new Map(report.files.map((f) => [f.path, f.content_hash]));
+    for (const d of report.declarations) parts.push(`${d.identity}:${d.semantic_digest ?? `degraded:${contentHash.get(d.span.file)}`}:${d.doc_digest ?? ''}`);
     for (const f of report.files) parts.push(`${f.module.identity}:${f.module.degraded ? f.content_hash : f.module.digest}`);
     for (const pkg of [...new Set(report.files.flatMap((f) => f.external_packages))].sort()) {
       if (pkg === name || isBuiltin(pkg)) continue;
