@@ -146,7 +146,8 @@ export async function digestTree(target: string, options: DigestTreeOptions = {}
   const pkg = await readPackageInfo(packageRoot);
   const diagnostics: Diagnostic[] = [];
   if (pkg.invalid) diagnostics.push(diagnostic('KILN_MANIFEST_INVALID', `package.json: ${pkg.invalid}`, { file: 'package.json', producer: 'view' }));
-  if (!files.length) diagnostics.push(diagnostic('KILN_NO_SOURCES', `no sources under ${relative(process.cwd(), resolve(target)) || '.'}`, { producer: 'view' }));
+  // With an explicit list (a tsconfig's files), no path of this machine: the caller names the project.
+  if (!files.length) diagnostics.push(diagnostic('KILN_NO_SOURCES', options.files ? 'the file list names no TypeScript or JavaScript source' : `no sources under ${relative(process.cwd(), resolve(target)) || '.'}`, { producer: 'view' }));
 
   // Lookup and write phases (view/collect.ts): store hits through the view's manifest, misses to the
   // pool (started as soon as there is work for it), new slices written back as one pack + manifest.
