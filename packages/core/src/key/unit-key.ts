@@ -589,9 +589,13 @@ class SurfaceCalculator {
     return { digest: digestParts('kiln-surface-full/2', parts), mode: 'full', reason, exports: {} };
   }
 
-  /** Content of the non-source files the package's sources import (`./data.json`): an inferred export may carry it. */
+  /**
+   * Content of the non-source files the package's sources import (`./data.json`): an inferred export
+   * may carry it. Not those its TypeScript files only `require()` (`require('../package.json').version`):
+   * the compiler does not follow them, so no type of the package can.
+   */
   private async assetParts(project: WorkspaceProject, report: DigestReport): Promise<string[]> {
-    const assets = [...new Set(report.files.flatMap((f) => f.asset_imports))].sort();
+    const assets = [...new Set(report.files.flatMap((f) => f.asset_imports.filter((a) => !f.asset_requires?.includes(a))))].sort();
     const out: string[] = [];
     for (const a of assets) out.push(`asset:${a}:${await contentHashOf(join(this.workspaceRoot, project.root, a))}`);
     return out;
