@@ -263,10 +263,10 @@ export async function computeToolKey(input: ToolKeyInput): Promise<{ key: string
 
   // What runs.
   const scripts = (manifest.scripts as Record<string, unknown> | undefined) ?? {};
-  const commandText = spec.script
-    ? [`pre${spec.script}`, spec.script, `post${spec.script}`].map((s) => (typeof scripts[s] === 'string' ? `${s}: ${scripts[s]}` : '')).filter(Boolean).join('\n')
-    : spec.command;
-  const words = commandWords(commandText);
+  const lifecycle = spec.script ? [`pre${spec.script}`, spec.script, `post${spec.script}`].filter((s) => typeof scripts[s] === 'string') : [];
+  const commandText = spec.script ? lifecycle.map((s) => `${s}: ${scripts[s]}`).join('\n') : spec.command;
+  // The words come from the commands alone: a `name:` label would read as the first command's bin.
+  const words = commandWords(spec.script ? lifecycle.map((s) => scripts[s] as string).join('\n') : spec.command);
   for (const p of words.paths) {
     const abs = resolve(projectDir, p);
     const rel = toPosix(relative(workspaceRoot, abs));
