@@ -35,7 +35,7 @@ import type { DigestReport } from '../view/report.js';
 import type { Lockfile } from '../workspace/lockfile.js';
 import type { WorkspaceProject } from '../workspace/discover.js';
 import type { DependencySurface } from './unit-key.js';
-import type { TsconfigView } from './tsconfig.js';
+import { readTsconfig, type TsconfigView } from './tsconfig.js';
 
 /** What the caller knows of a target kiln does not run. */
 export interface ToolTargetSpec {
@@ -49,7 +49,28 @@ export interface ToolTargetSpec {
   outputs?: string[];
   /** Environment variables the target declares it reads. */
   env?: string[];
+  /** Where the command runs, workspace-relative (`nx:run-commands` runs at the workspace root); default the project root. */
+  cwd?: string;
+  /** The executor, when the target is not a script or a command (`@nx/js:tsc`, `@nx/vite:build`, …). */
+  executor?: string;
+  /** Files the target's options name, relative to the workspace root (`tsConfig`, `main`, a config file). */
+  paths?: string[];
 }
+
+/**
+ * Executors whose tool kiln knows: the package that does the work (its version is keyed) — the
+ * executor's own package is keyed too. Bundling follows the tool (tsc never bundles).
+ */
+const EXECUTOR_TOOLS: Record<string, string[]> = {
+  '@nx/js:tsc': ['typescript'],
+  '@nx/js:swc': ['@swc/core'],
+  '@nx/vite:build': ['vite'],
+  '@nx/rollup:rollup': ['rollup'],
+  '@nx/esbuild:esbuild': ['esbuild'],
+  '@nx/webpack:webpack': ['webpack'],
+  '@nx/rspack:rspack': ['@rspack/core'],
+  '@kiln/nx:build': ['typescript'],
+};
 
 /** How a target's tool treats workspace dependencies. */
 export type BundlePolicy = 'never' | 'externalize-dependencies' | 'all';
@@ -63,6 +84,8 @@ export interface ToolKeyComponents {
   command: string;
   /** Tool packages the command runs → resolved version (`unknown` when not installed). */
   tools: Record<string, string>;
+  /** Every tsconfig under the project (a tool may be given any of them) → its resolved options' digest. */
+  tsconfigs: Record<string, string>;
   bundles: BundlePolicy;
   env: Record<string, string>;
   declarations: Record<string, string>;
@@ -267,15 +290,38 @@ export async function computeToolKey(input: ToolKeyInput): Promise<{ key: string
   const commandText = spec.script ? lifecycle.map((s) => `${s}: ${scripts[s]}`).join('\n') : spec.command;
   // The words come from the commands alone: a `name:` label would read as the first command's bin.
   const words = commandWords(spec.script ? lifecycle.map((s) => scripts[s] as string).join('\n') : spec.command);
+  const cwd = spec.cwd !== undefined ? join(workspaceRoot, spec.cwd) : projectDir;
   for (const p of words.paths) {
-    const abs = resolve(projectDir, p);
+    const abs = resolve(cwd, p);
     const rel = toPosix(relative(workspaceRoot, abs));
     if (!rel.startsWith(`${project.root}/`) || project.root === '.') files[`/${rel}`] ??= await contentHashOf(abs);
   }
+  for (const p of spec.paths ?? []) {
+    const rel = toPosix(p).replace(/^\.\//, '');
+    if (rel.startsWith('../') || rel.startsWith('/')) continue;
+    if (!rel.startsWith(`${project.root}/`) || project.root === '.') files[`/${rel}`] ??= await contentHashOf(join(workspaceRoot, rel));
+  }
   const tools: Record<string, string> = {};
-  for (const bin of words.bins) {
-    const pkg = packageOfBin(bin, projectDir, resolve(workspaceRoot)) ?? (bin === 'tsc' ? 'typescript' : bin);
-    tools[pkg] = (await lockfile.versionOf(pkg, project.root)) ?? 'unknown';
+  // Tools decide bundling; an executor's own package is keyed but decides nothing.
+  const toolNames: string[] = [];
+  for (const bin of words.bins) toolNames.push(packageOfBin(bin, cwd, resolve(workspaceRoot)) ?? (bin === 'tsc' ? 'typescript' : bin));
+  if (spec.executor) {
+    const known = EXECUTOR_TOOLS[spec.executor];
+    // An executor kiln does not know may bundle anything: it counts as a tool of its own.
+    toolNames.push(...(known ?? [spec.executor]));
+    const pkg = executorPackage(spec.executor);
+    if (pkg && !pkg.startsWith('nx')) tools[pkg] = (await lockfile.versionOf(pkg, project.root)) ?? 'unknown';
+  }
+  for (const pkg of toolNames) tools[pkg] = (await lockfile.versionOf(pkg, project.root)) ?? 'unknown';
+  const tsconfigs: Record<string, string> = {};
+  for (const f of input.others) {
+    if (!/(^|\/)tsconfig[^/]*\.json$/.test(f)) continue;
+    try {
+      const view = readTsconfig(workspaceRoot, project.root, f);
+      tsconfigs[f] = view.errors.length ? `errors:${files[f] ?? ''}` : view.optionsDigest;
+    } catch {
+      tsconfigs[f] = `unreadable:${files[f] ?? ''}`;
+    }
   }
   const env: Record<string, string> = {};
   for (const name of [...new Set(['NODE_ENV', ...(spec.env ?? [])])].sort()) {
@@ -296,14 +342,18 @@ export async function computeToolKey(input: ToolKeyInput): Promise<{ key: string
 
   const configTexts: string[] = [];
   for (const f of report.files) if (/(^|\/)(tsdown|tsup)\.config\.[cm]?[jt]s$/.test(f.path)) configTexts.push(await readFile(join(projectDir, f.path), 'utf8').catch(() => 'external'));
-  const bundles = bundlePolicy(Object.keys(tools), configTexts);
+  const bundles = bundlePolicy([...new Set(toolNames)], configTexts);
   const runtimeDeps = new Set(['dependencies', 'peerDependencies', 'optionalDependencies'].flatMap((k) => Object.keys((manifest[k] as Record<string, unknown> | undefined) ?? {})));
   const wsDeps = new Set(input.workspaceDependencies);
   for (const f of report.files) for (const p of f.external_packages) if (input.byName.has(p) && p !== project.name) wsDeps.add(p);
-  const external = new Set<string>(bundles === 'externalize-dependencies' ? [...runtimeDeps] : []);
+  // An executor from a workspace package (a local Nx plugin) runs that package's code: keyed whole.
+  const executorPkg = spec.executor ? executorPackage(spec.executor) : undefined;
+  if (executorPkg && input.byName.has(executorPkg) && executorPkg !== project.name) wsDeps.add(executorPkg);
+  const external = new Set<string>(bundles === 'externalize-dependencies' ? [...runtimeDeps].filter((d) => d !== executorPkg) : []);
   const dependencies: Record<string, DependencySurface> = {};
   for (const name of [...wsDeps].sort()) {
-    dependencies[name] = bundles === 'never' || external.has(name) ? await input.deps.surfaceOf(name) : await input.deps.bundleOf(name, external);
+    if (name === executorPkg) dependencies[name] = await input.deps.bundleOf(name, new Set());
+    else dependencies[name] = bundles === 'never' || external.has(name) ? await input.deps.surfaceOf(name) : await input.deps.bundleOf(name, external);
   }
 
   const components: ToolKeyComponents = {
@@ -314,6 +364,7 @@ export async function computeToolKey(input: ToolKeyInput): Promise<{ key: string
     runner: 'tool',
     command: commandText,
     tools: sortRecord(tools),
+    tsconfigs: sortRecord(tsconfigs),
     bundles,
     env,
     declarations: sortRecord(declarations),
@@ -326,6 +377,12 @@ export async function computeToolKey(input: ToolKeyInput): Promise<{ key: string
   };
   const material = { ...components, toolchain: input.toolchain, dependencies: Object.fromEntries(Object.entries(dependencies).map(([k, v]) => [k, v.digest])) };
   return { key: digestParts(`kiln-tool-key/${input.keySchema}`, [JSON.stringify(material)]), components };
+}
+
+/** `@nx/js:tsc` → `@nx/js`; `./tools/executors:x` or a local path → undefined. */
+function executorPackage(executor: string): string | undefined {
+  const pkg = executor.slice(0, executor.lastIndexOf(':') > 0 ? executor.lastIndexOf(':') : executor.length);
+  return /^(@[a-z0-9][\w.-]*\/)?[a-z0-9][\w.-]*$/i.test(pkg) ? pkg : undefined;
 }
 
 /** Root-level files tools look up from any project (by name; their content is keyed). */

@@ -75,7 +75,7 @@ export interface ProjectKey {
   key: string | null;
   components: KeyComponents | null;
   /** Keys of the targets kiln does not run (`options.targets`), by target name (key/tool-key.ts). */
-  targets?: Record<string, { key: string; components: ToolKeyComponents }>;
+  targets?: Record<string, { key: string; components: ToolKeyComponents; /** Folders the key never reads (the target's outputs), project-relative. */ outputs: string[] }>;
   /** What this project offers its dependents. */
   surface: DependencySurface | null;
   diagnostics: Diagnostic[];
@@ -253,7 +253,7 @@ export async function computeWorkspaceKeys(workspaceRoot: string, options: Works
         keySchema: KEY_SCHEMA,
         toolchain: `key${KEY_SCHEMA}/extractor${EXTRACTOR_VERSION}/digest${DIGEST_SCHEMA}`,
       });
-      (result.targets ??= {})[spec.name] = t;
+      (result.targets ??= {})[spec.name] = { ...t, outputs: toolOutputs(spec, p.manifest, prep.tsconfig) };
       if (options.record) await recordComponents(workspaceRoot, t.key, t.components).catch(() => undefined);
     }
     files += result.stats.files;
