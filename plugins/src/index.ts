@@ -21,7 +21,7 @@ import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { CreateDependencies, CreateNodesContextV2, CreateNodesResult, CreateNodesV2, DependencyType, RawProjectGraphDependency, TargetConfiguration } from '@nx/devkit';
+import type { CreateDependencies, CreateNodesContextV2, CreateNodesResult, CreateNodesV2, DependencyType, PostTasksExecution, RawProjectGraphDependency, TargetConfiguration } from '@nx/devkit';
 import type { ProjectKey, ToolTargetSpec, WorkspaceKeys } from '@kiln/core';
 import { codegraphTarget } from './codegraph-target.js';
 
@@ -274,6 +274,30 @@ export const createDependencies: CreateDependencies<KilnPluginOptions> = async (
     }
   }
   return deps;
+};
+
+/**
+ * After a run, each keyed task that succeeded (ran or restored) is recorded as built with the key
+ * the graph carried, so `kiln explain-miss` can say what moved since — also for targets kiln does not
+ * run. The key comes from the graph memo of the graph build the tasks ran with (this hook runs in a
+ * plugin worker of its own). Explanation only: nothing here reaches a hash; errors are swallowed.
+ */
+export const postTasksExecution: PostTasksExecution<KilnPluginOptions> = async (_options, context) => {
+  try {
+    const memo = await readMemo(context.workspaceRoot);
+    if (!memo?.keyed.length) return;
+    const byTask = new Map(memo.keyed.map((k) => [`${k.root}\0${k.target}`, k.key]));
+    const done = Object.values(context.taskResults).filter((r) => r.status === 'success' || r.status === 'local-cache' || r.status === 'local-cache-kept-existing' || r.status === 'remote-cache');
+    let core: Core | undefined;
+    for (const r of done) {
+      const key = r.task.projectRoot !== undefined ? byTask.get(`${r.task.projectRoot}\0${r.task.target.target}`) : undefined;
+      if (!key) continue;
+      core ??= await loadCore();
+      await core.recordBuilt(context.workspaceRoot, r.task.target.project, r.task.target.target, key);
+    }
+  } catch {
+    // A record that cannot be written costs an explanation, nothing else.
+  }
 };
 
 /**

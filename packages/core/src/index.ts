@@ -67,7 +67,7 @@ export {
 export { blankNonMeaningfulComments, listComments, type BlankOptions, type CommentRange } from './build/blank-comments.js';
 export { checkAgainstFreshBuild, type FreshBuildCheck } from './build/soundness.js';
 export { recordComponents, readComponents, recordBuilt, readBuilt, recordsDir, type BuiltRecord } from './key/records.js';
-export { explainKeyChange, type KeyChange, type ChangeCategory } from './key/explain.js';
+export { explainKeyChange, explainToolKeyChange, type KeyChange, type ChangeCategory } from './key/explain.js';
 export { createGraphSession, exportGraph, forgetGraphMemos, GraphSession, graphText, type GraphExportOptions, type GraphExportPhases, type GraphExportResult } from './graph/export.js';
 export { readGraph, writeGraph, isOpaqueRecord, isKnownRecord, type GraphDocument, type ReadGraphOptions } from './graph/read.js';
 export { graphSchema, graphSchemaPath, validateGraphRecord } from './graph/schema.js';

@@ -4,9 +4,10 @@
  * evaluation order, files, tsconfig options, manifest fields, external versions, toolchain, and
  * dependency surfaces down to the exports whose closure moved. "What changed, not what was touched."
  */
+import type { ToolKeyComponents } from './tool-key.js';
 import type { DependencySurface, KeyComponents } from './unit-key.js';
 
-export type ChangeCategory = 'declaration' | 'documentation' | 'module' | 'file' | 'tsconfig' | 'manifest' | 'external' | 'toolchain' | 'dependency' | 'reach';
+export type ChangeCategory = 'declaration' | 'documentation' | 'module' | 'file' | 'tsconfig' | 'manifest' | 'external' | 'toolchain' | 'dependency' | 'reach' | 'command' | 'tool' | 'env';
 
 export interface KeyChange {
   category: ChangeCategory;
@@ -73,6 +74,31 @@ export function explainKeyChange(before: KeyComponents, after: KeyComponents): K
   // What the build reaches without a named import (key/reach.ts): records made before it existed have none.
   for (const [request, change, a, b] of diffRecords(before.reach ?? {}, after.reach ?? {})) {
     out.push({ category: 'reach', subject: request, change, detail: change === 'changed' ? `now resolves to ${b} (was ${a})` : change === 'added' ? `new: resolves to ${b}` : `no longer made (resolved to ${a})` });
+  }
+  return out;
+}
+
+/** The same for the key of a target kiln does not run (key/tool-key.ts). */
+export function explainToolKeyChange(before: ToolKeyComponents, after: ToolKeyComponents): KeyChange[] {
+  const out: KeyChange[] = [];
+  for (const [id, change, a, b] of diffRecords(before.declarations, after.declarations)) {
+    if (change !== 'changed') out.push({ category: 'declaration', subject: id, change, detail: change === 'added' ? 'new declaration' : 'declaration removed' });
+    else if (a!.startsWith('degraded:') || b!.startsWith('degraded:')) out.push({ category: 'declaration', subject: id, change, detail: 'could not be digested (syntax error or too deep): counts as changed' });
+    else if (split(a!)[0] !== split(b!)[0]) out.push({ category: 'declaration', subject: id, change, detail: 'semantic digest moved (its meaning changed)' });
+    else out.push({ category: 'documentation', subject: id, change, detail: 'documentation changed (the output may carry it)' });
+  }
+  for (const [m, change] of diffRecords(before.modules, after.modules)) out.push({ category: 'module', subject: m, change, detail: change === 'changed' ? 'evaluation order, pragmas or top-level statements changed' : `module ${change}` });
+  for (const [f, change] of diffRecords(before.files, after.files)) out.push({ category: 'file', subject: f, change, detail: `file the tool can read ${change}` });
+  if (before.command !== after.command) out.push({ category: 'command', subject: after.target, change: 'changed', detail: `${JSON.stringify(before.command)} → ${JSON.stringify(after.command)}` });
+  if (before.bundles !== after.bundles) out.push({ category: 'command', subject: 'bundling', change: 'changed', detail: `workspace dependencies ${before.bundles} → ${after.bundles}` });
+  for (const [t, change, a, b] of diffRecords(before.tools, after.tools)) out.push({ category: 'tool', subject: t, change, detail: `${t}: ${a ?? '-'} → ${b ?? '-'}` });
+  for (const [t, change] of diffRecords(before.tsconfigs ?? {}, after.tsconfigs ?? {})) out.push({ category: 'tsconfig', subject: t, change, detail: `resolved compiler options of ${t} ${change}` });
+  for (const [n, change] of diffRecords(before.env, after.env)) out.push({ category: 'env', subject: n, change, detail: `environment variable ${n} ${change === 'changed' ? 'has another value' : change}` });
+  if (before.manifest !== after.manifest) out.push({ category: 'manifest', subject: 'package.json', change: 'changed', detail: 'the manifest changed (beyond its version and other scripts)' });
+  if ((before.tsconfig?.digest ?? null) !== (after.tsconfig?.digest ?? null)) out.push({ category: 'tsconfig', subject: after.tsconfig?.file ?? before.tsconfig?.file ?? 'tsconfig', change: 'changed', detail: 'resolved compiler options changed' });
+  for (const [p, change, a, b] of diffRecords(before.externals, after.externals)) out.push({ category: 'external', subject: p, change, detail: change === 'changed' ? `${p} ${a} → ${b} (lockfile)` : `${p} ${change}` });
+  for (const [dep, change, a, b] of diffRecords(before.dependencies, after.dependencies, (x) => x.digest)) {
+    out.push({ category: 'dependency', subject: dep, change, detail: change === 'changed' ? surfaceDetail(a!, b!) : `workspace dependency ${change}` });
   }
   return out;
 }
