@@ -6,9 +6,10 @@
  * `options.kiln`, the inputs leave out raw bytes and `AllExternalDependencies`. Every hit is judged
  * against a fresh build by the independent token judge (tools/lib/token-judge.mjs).
  */
+import { spawnSync } from 'node:child_process';
 import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWorkspace, disposeAll, type Workspace } from '../../../tools/testing/workspace.mjs';
 import { judgeOutputs } from '../../../tools/lib/token-judge.mjs';
@@ -94,6 +95,20 @@ describe("kiln keys the workspace's own build targets (real Nx, real git)", () =
   it('a private body edit in the base package: only base rebuilds (tsc keeps dependencies external)', async () => {
     const { executed } = await buildAfter(() => ws.edit('libs/base/src/math.ts', (s) => s.replace('return n * 2;', 'return n + n;')));
     expect(executed).toEqual(['base']);
+  });
+
+  it('explain-miss: the key each task ran with was recorded after the run; Nx hashes no sources and no external dependencies besides it', async () => {
+    await reset();
+    await ws.runNx(BUILD);
+    const bin = resolve(__dirname, '../../cli/bin/kiln.js');
+    const r = spawnSync(process.execPath, [bin, 'explain-miss', '@fx/left:build', '--format', 'json'], { cwd: ws.root, encoding: 'utf8', env: { ...process.env, NX_DAEMON: 'false' } });
+    expect(r.status, r.stderr).toBe(0);
+    const result = JSON.parse(r.stdout);
+    expect(result).toMatchObject({ status: 'hit', keyed: 'package.json#nx (nx:run-commands)' });
+    expect(result.nx.external).toEqual([]);
+    expect(result.nx.raw).toEqual([]);
+    const lint = spawnSync(process.execPath, [bin, 'explain-miss', '@fx/left:lint', '--no-nx'], { cwd: ws.root, encoding: 'utf8' });
+    expect(lint.stdout).toMatch(/not keyed by kiln/);
   });
 
   it('a dependency added to an unrelated package: only that package rebuilds (no AllExternalDependencies in the hash)', async () => {
