@@ -68,6 +68,20 @@ describe('createNodesV2', () => {
     expect(results.get('libs/base/package.json')!.projects!['libs/base']!.tags).toBeUndefined();
   });
 
+  it("adds no build target whose output another target of the project declares (a restore of one would delete the other's files)", async () => {
+    const [, fn] = createNodesV2;
+    const f = join(bare, 'libs/base/package.json');
+    const original = await readFile(f, 'utf8');
+    await writeFile(f, JSON.stringify({ ...JSON.parse(original), nx: { targets: { 'build:types': { executor: 'nx:run-commands', options: { command: 'tsc -p libs/base/tsconfig.lib.json' }, outputs: ['{projectRoot}/dist/types'] } } } }, null, 2));
+    try {
+      const results = new Map(await fn(files, { addBuildTargets: true }, ctx(bare)));
+      expect(Object.keys(results.get('libs/base/package.json')!.projects!['libs/base']!.targets!)).toEqual(['codegraph']);
+      expect(Object.keys(results.get('libs/left/package.json')!.projects!['libs/left']!.targets!).sort()).toEqual(['build', 'codegraph']);
+    } finally {
+      await writeFile(f, original);
+    }
+  });
+
   it('infers a build target per TypeScript library with the kiln key in its options and no raw inputs (addBuildTargets)', async () => {
     const [, fn] = createNodesV2;
     const results = await fn(files, { addBuildTargets: true }, { workspaceRoot: bare, nxJsonConfiguration: {} } as never);
