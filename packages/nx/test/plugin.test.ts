@@ -6,7 +6,7 @@
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { readJson } from '@nx/devkit';
 import { createTreeWithEmptyWorkspace } from '@nx/devkit/testing';
 import { createDependencies, createNodesV2 } from '@kiln/nx';
@@ -165,6 +165,20 @@ describe('init generator', () => {
     expect(after.plugins).toEqual([{ plugin: '@kiln/nx', options: { targets: ['build', 'bundle'], addBuildTargets: true } }]);
     await initGenerator(tree, { skipFormat: true });
     expect(readJson(tree, 'nx.json')).toEqual(after);
+  });
+
+  it('warns about keyed targets whose own definition declares inputs, naming the file', async () => {
+    const tree = createTreeWithEmptyWorkspace();
+    tree.write('libs/a/project.json', JSON.stringify({ name: 'a', targets: { build: { command: 'tsc', inputs: ['production'] }, test: { inputs: ['default'] } } }));
+    tree.write('libs/b/package.json', JSON.stringify({ name: 'b', nx: { targets: { build: { outputs: ['{projectRoot}/dist'] } } } }));
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+    try {
+      await initGenerator(tree, { skipFormat: true });
+      const lines = warn.mock.calls.map((c) => String(c[0]));
+      expect(lines.filter((l) => l.includes('declares its own inputs'))).toEqual([expect.stringContaining('libs/a/project.json: target "build" declares its own inputs ["production"]')]);
+    } finally {
+      warn.mockRestore();
+    }
   });
 
   it('keeps a plugin entry given in object form and does not add a second one', async () => {
