@@ -152,6 +152,13 @@ export const CODES = {
       'package-lock.json is not valid JSON, pnpm-lock.yaml is not valid YAML, or yarn.lock is malformed or holds merge conflict markers. External versions come from the installed packages, and each external\'s key part stands for the whole lockfile: every build key that reads an external moves whenever the lockfile changes.',
     hint: 'Resolve the conflict or regenerate the lockfile with the package manager (`npm install`, `pnpm install`, `yarn install`).',
   },
+  KILN_LOCKFILE_MISSING: {
+    severity: 'info',
+    title: 'The workspace has no lockfile',
+    meaning:
+      'There is no package-lock.json, pnpm-lock.yaml or yarn.lock at the workspace root. The version of each external package a build reads, and its dependency closure, come from the installed node_modules: the keys follow what this machine has installed, and two machines with different installs have different keys.',
+    hint: 'Commit the lockfile the package manager writes (`npm install`, `pnpm install`, `yarn install`), so every machine installs, and keys, the same packages.',
+  },
   KILN_LOCKFILE_UNSUPPORTED: {
     severity: 'warning',
     title: 'The lockfile format version is not one kiln resolves',

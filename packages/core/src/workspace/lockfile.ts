@@ -37,10 +37,11 @@
  *     lockfile present; pnpm's `packages` metadata (v9) is not parsed; closures are memoised per
  *     resolved instance.
  */
-import { readFile } from 'node:fs/promises';
+import { lstat, readFile } from 'node:fs/promises';
 import { join, posix } from 'node:path';
 import { diagnostic, type Diagnostic } from '../diagnostics/diagnostic.js';
 import { digestParts, sha256Hex } from '../digest/hash.js';
+import type { parse as parseYarnV1 } from '@yarnpkg/lockfile';
 
 export interface ExternalClosure {
   /**
@@ -79,6 +80,49 @@ export async function readLockfile(workspaceRoot: string): Promise<Lockfile> {
   const yarn = await readText(join(workspaceRoot, 'yarn.lock'));
   if (yarn !== undefined) return yarnLockfile(yarn, workspaceRoot);
   return installedOnly(workspaceRoot);
+}
+
+/** What a key records of one external package: the version it resolves to and, where known, its closure. */
+export interface ExternalKeyPart {
+  version: string;
+  closure?: ExternalClosure;
+}
+
+/**
+ * The version `name` resolves to from a project and the dependency closure of that instance. A build
+ * that imports `name` also reads its DefinitelyTyped package (`react` → `@types/react`, `@scope/x` →
+ * `@types/scope__x`) when one is installed, whatever the tsconfig's `types` says: the compiler resolves
+ * an import's types there. So that package, at its version, and its closure are part of `name`'s.
+ */
+export async function externalKeyPart(lockfile: Lockfile, name: string, projectRoot: string): Promise<ExternalKeyPart> {
+  const version = (await lockfile.versionOf(name, projectRoot)) ?? 'unknown';
+  if (version === 'workspace') return { version };
+  const closure = await lockfile.closureOf(name, projectRoot);
+  const twin = typesPackageOf(name);
+  const twinVersion = twin === undefined ? undefined : await lockfile.versionOf(twin, projectRoot);
+  if (twin === undefined || twinVersion === undefined || twinVersion === 'workspace') return closure ? { version, closure } : { version };
+  const twinClosure = await lockfile.closureOf(twin, projectRoot);
+  const widened = [closure?.widened, twinClosure?.widened].filter((w): w is string => !!w);
+  return {
+    version,
+    closure: {
+      packages: [...new Set([...(closure?.packages ?? []), `${twin}@${twinVersion}`, ...(twinClosure?.packages ?? [])])].sort(),
+      digest: digestParts('kiln-external-closure-typed/1', [closure?.digest ?? 'none', `${twin}@${twinVersion}`, twinClosure?.digest ?? 'none']),
+      ...(widened.length ? { widened: widened[0]! } : {}),
+    },
+  };
+}
+
+/** `@types/x` for `x`, `@types/scope__x` for `@scope/x`; none for a `@types` package itself. */
+export function typesPackageOf(name: string): string | undefined {
+  if (name.startsWith('@types/')) return undefined;
+  return `@types/${name.startsWith('@') ? name.slice(1).replace('/', '__') : name}`;
+}
+
+/** One string for a key part (`1.2.3` or `1.2.3+closure:<digest>`): what surfaces and tool keys fold in. */
+export async function externalLabel(lockfile: Lockfile, name: string, projectRoot: string): Promise<string> {
+  const part = await externalKeyPart(lockfile, name, projectRoot);
+  return part.closure ? `${part.version}+closure:${part.closure.digest}` : part.version;
 }
 
 // --- the closure walk, common to every format --------------------------------------------------
@@ -462,8 +506,11 @@ async function yarnLockfile(text: string, root: string): Promise<Lockfile> {
         }
       }
     } else {
-      const lockfile = (await import('@yarnpkg/lockfile')).default;
-      const parsed = lockfile.parse(text);
+      // A CommonJS bundle: Node puts its exports on `default`, some loaders (vitest) on the namespace.
+      const mod = (await import('@yarnpkg/lockfile')) as { default?: { parse?: typeof parseYarnV1 }; parse?: typeof parseYarnV1 };
+      const parse = mod.default?.parse ?? mod.parse;
+      if (!parse) throw new Error('the classic yarn.lock parser (@yarnpkg/lockfile) could not be loaded');
+      const parsed = parse(text);
       if (parsed.type !== 'success') throw new Error(`it holds merge conflict markers (${parsed.type})`);
       for (const [d, entry] of Object.entries(parsed.object)) if (isRecord(entry)) descriptors.set(d, entry as YarnEntry);
       // The parser keeps the last of two entries for one descriptor silently; the headers tell.
@@ -574,8 +621,98 @@ async function yarnLockfile(text: string, root: string): Promise<Lockfile> {
 
 // --- no lockfile ----------------------------------------------------------------------------------
 
+/**
+ * No lockfile: versions and closures come from the installed tree, resolved as Node resolves a
+ * `require` from each package's folder (a symlinked folder — a workspace link — is not entered). The
+ * closure covers what this machine has installed, which is what its build reads.
+ */
 function installedOnly(root: string): Lockfile {
-  return { kind: 'installed', diagnostics: [], versionOf: (name, projectRoot) => installedVersion(root, name, projectRoot), closureOf: async () => undefined, ambientTypes: () => [] };
+  const diagnostics: Diagnostic[] = [];
+  let noted = false;
+  /** Install folder (relative, posix) → its manifest and whether it is a link; memoised. */
+  const folders = new Map<string, Promise<{ manifest: Record<string, unknown>; link: boolean } | undefined>>();
+  const folder = (rel: string) => {
+    let f = folders.get(rel);
+    if (!f) {
+      f = (async () => {
+        const text = await readText(join(root, rel, 'package.json'));
+        if (text === undefined) return undefined;
+        const link = await lstat(join(root, rel)).then((s) => s.isSymbolicLink(), () => false);
+        return { manifest: parseJson(text) ?? {}, link };
+      })();
+      folders.set(rel, f);
+    }
+    return f;
+  };
+  const resolveFrom = async (from: string, name: string): Promise<string | undefined> => {
+    let dir = from === '.' ? '' : from;
+    for (;;) {
+      if (posix.basename(dir) !== 'node_modules') {
+        const candidate = dir ? `${dir}/node_modules/${name}` : `node_modules/${name}`;
+        if (await folder(candidate)) return candidate;
+      }
+      if (!dir) return undefined;
+      const up = posix.dirname(dir);
+      dir = up === '.' ? '' : up;
+    }
+  };
+  // The installed graph, read ahead of the (synchronous) walk.
+  const nodes = new Map<string, { label: string; children: Child[] }>();
+  const load = async (start: string) => {
+    // A folder another load has read may still have children that load is reading: follow them too.
+    const queue = [start];
+    const seen = new Set(queue);
+    const follow = (id: string) => {
+      if (!seen.has(id)) {
+        seen.add(id);
+        queue.push(id);
+      }
+    };
+    for (let i = 0; i < queue.length; i++) {
+      const at = queue[i]!;
+      const known = nodes.get(at);
+      if (known) {
+        for (const c of known.children) if ('id' in c) follow(c.id);
+        continue;
+      }
+      const f = (await folder(at))!;
+      const name = at.slice(at.lastIndexOf('node_modules/') + 'node_modules/'.length);
+      const m = f.manifest;
+      const optional = new Set([...Object.keys(record(m.optionalDependencies)), ...Object.entries(record(m.peerDependenciesMeta)).filter(([, v]) => isRecord(v) && v.optional).map(([n]) => n)]);
+      const children: Child[] = [];
+      for (const d of new Set([...Object.keys(record(m.dependencies)), ...Object.keys(record(m.optionalDependencies)), ...Object.keys(record(m.peerDependencies))])) {
+        const c = await resolveFrom(at, d);
+        if (c === undefined) {
+          if (!optional.has(d)) children.push({ label: `${d}@missing` });
+        } else if ((await folder(c))!.link) children.push({ label: `${d}@workspace` });
+        else {
+          children.push({ id: c });
+          follow(c);
+        }
+      }
+      nodes.set(at, { label: `${name}@${typeof m.version === 'string' ? m.version : 'unknown'}`, children });
+    }
+  };
+  const graph: Graph = { label: (id) => nodes.get(id)!.label, material: () => '', children: (id) => nodes.get(id)!.children };
+  const closure = closureMemo(graph, () => undefined);
+  return {
+    kind: 'installed',
+    diagnostics,
+    versionOf: (name, projectRoot) => installedVersion(root, name, projectRoot),
+    async closureOf(name, projectRoot) {
+      if (!noted) {
+        noted = true;
+        diagnostics.push(
+          diagnostic('KILN_LOCKFILE_MISSING', 'no package-lock.json, pnpm-lock.yaml or yarn.lock at the workspace root; the versions of external packages and their dependency closures come from the installed node_modules', { file: '.', producer: 'key' }),
+        );
+      }
+      const at = await resolveFrom(projectRoot, name);
+      if (at === undefined || (await folder(at))!.link) return undefined;
+      await load(at);
+      return closure([at]);
+    },
+    ambientTypes: () => [],
+  };
 }
 
 async function installedVersion(root: string, name: string, projectRoot: string): Promise<string | undefined> {

@@ -10,4 +10,5 @@ declare module '@yarnpkg/lockfile' {
   function parse(text: string, fileLoc?: string): ParseResult;
   const lockfile: { parse: typeof parse };
   export default lockfile;
+  export { parse };
 }
