@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { computeWorkspaceKeys, readLockfile, type ProjectKey, type WorkspaceKeys } from '@kiln/core';
+import { computeWorkspaceKeys, explainKeyChange, externalKeyPart, readLockfile, type ProjectKey, type WorkspaceKeys } from '@kiln/core';
 
 const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), '../../../fixtures/lockfiles');
 const temps: string[] = [];
@@ -122,6 +122,9 @@ describe.each(FORMATS)('lockfile closures: %s', (format) => {
     expect(toolKey(transitive)).not.toBe(toolKey(base));
     expect(toolClosures(transitive).react).not.toBe(toolClosures(base).react);
     expect(project(transitive, '@x/other').key).toBe(project(base, '@x/other').key);
+    // explain-miss names what moved.
+    const why = explainKeyChange(project(base, '@x/app').components!, project(transitive, '@x/app').components!);
+    expect(why.map((c) => c.detail)).toContain('transitive dependencies of react changed in the lockfile: csstype@3.1.2 → 3.2.4');
   });
 
   it('the same bump moves the key of a consumer that names no external (through the UI library it uses)', async () => {
@@ -139,6 +142,30 @@ describe.each(FORMATS)('lockfile closures: %s', (format) => {
     expect(toolClosures(unrelated)).toEqual(toolClosures(base));
     expect(project(unrelated, '@x/other').components!.externals).toEqual(project(base, '@x/other').components!.externals);
     expect(project(unrelated, '@x/other').key).not.toBe(project(base, '@x/other').key);
+  });
+});
+
+describe('one digest for one set of instances', () => {
+  it('the five lockfiles of one install give react (no peers on its path) the same closure digest', async () => {
+    const digests = new Set<string>();
+    for (const format of FORMATS) {
+      const dir = await writeWorkspace({ ...workspace(format), [LOCKFILE[format][1]]: await fixture(format, 'base') });
+      const part = await externalKeyPart(await readLockfile(dir), 'react', 'packages/app');
+      expect(part.closure?.packages, format).toEqual(['@types/prop-types@15.7.15', '@types/react@18.3.3', 'csstype@3.1.2', 'js-tokens@4.0.0', 'loose-envify@1.4.0']);
+      digests.add(part.closure!.digest);
+    }
+    // Registry versions are immutable: no integrity, checksum or tarball URL enters the digest.
+    expect([...digests]).toHaveLength(1);
+  });
+
+  it('a git dependency at the same version but another commit is another closure (hand-edited npm lockfile)', async () => {
+    const git = (sha: string) => async () => {
+      const text = (await fixture('npm', 'base')).replace(/("node_modules\/csstype": \{\n\s+"version": "3\.1\.2",\n)/, `$1      "resolved": "git+ssh://git@github.com/frenic/csstype.git#${sha}",\n`);
+      expect(text).toContain(sha);
+      const dir = await writeWorkspace({ ...workspace('npm'), 'package-lock.json': text });
+      return (await externalKeyPart(await readLockfile(dir), 'react', 'packages/app')).closure!.digest;
+    };
+    expect(await git('a'.repeat(40))()).not.toBe(await git('b'.repeat(40))());
   });
 });
 

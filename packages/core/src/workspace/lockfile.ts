@@ -23,8 +23,9 @@
  *
  * Invariants:
  *   - deterministic and path-free: closures are sorted sets of `name@version` labels; a digest covers
- *     each reached instance, what identifies its content beyond the version (integrity, a git or
- *     tarball resolution) and its resolved edges, as sorted lines;
+ *     each reached instance, what identifies its content beyond the version (a git, tarball or file
+ *     resolution with its integrity; nothing for an immutable registry version) and its resolved
+ *     edges, as sorted lines;
  *   - terminating: a closure is a breadth-first walk with a visited set — cycles are ordinary in
  *     package graphs and simply close — bounded by the lockfile's size;
  *   - erring on the side of moving: a dependency the lockfile does not resolve is recorded as
@@ -133,7 +134,12 @@ type Child = { id: string } | { label: string };
 interface Graph {
   /** `name@version` of an instance (pnpm: its snapshot id). */
   label(id: string): string;
-  /** What identifies the instance's content beyond its label (integrity, git/tarball resolution). */
+  /**
+   * What identifies the instance's content beyond its label: a git, tarball or file resolution and its
+   * integrity. Nothing for a registry package, whose `name@version` is immutable — so the same
+   * instances digest alike whatever lockfile lists them (npm and pnpm agree) and a lockfile that only
+   * rewrites hashes (sha1 → sha512) moves no key.
+   */
   material(id: string): string;
   children(id: string): Child[];
 }
@@ -258,7 +264,7 @@ function npmLockfile(text: string, root: string): Lockfile {
     },
     material(path) {
       const e = packages.get(path)!;
-      return String(e.integrity ?? e.resolved ?? '');
+      return contentMaterial(e.version, e.resolved, e.integrity);
     },
     children(path) {
       const e = packages.get(path)!;
@@ -557,7 +563,10 @@ async function yarnLockfile(text: string, root: string): Promise<Lockfile> {
     },
     material(id) {
       const e = entries.get(id)!;
-      return String(e.integrity ?? e.checksum ?? e.resolved ?? '');
+      // Berry: a registry resolution is `name@npm:version`; another (git, patch, tarball) names itself
+      // in the label, and its checksum is what it holds.
+      if (typeof e.resolution === 'string') return /@npm:[^:]+$/.test(e.resolution) ? '' : String(e.checksum ?? '');
+      return contentMaterial(e.version, e.resolved, e.integrity);
     },
     children(id) {
       const e = entries.get(id)!;
@@ -726,6 +735,18 @@ async function installedVersion(root: string, name: string, projectRoot: string)
 }
 
 // --- helpers --------------------------------------------------------------------------------------
+
+/**
+ * Content identity beyond `name@version`: none for a registry tarball (`…/-/name-1.2.3.tgz`, npm's
+ * lockfile also omits `resolved` for one), else the resolution (git commit, tarball or file URL) and
+ * its integrity.
+ */
+function contentMaterial(version: unknown, resolved: unknown, integrity: unknown): string {
+  if (typeof resolved !== 'string' || !resolved) return '';
+  const v = String(version ?? '').replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  if (v && new RegExp(`/-/[^/]+-${v}\\.tgz(#.*)?$`).test(resolved)) return '';
+  return `${resolved}|${String(integrity ?? '')}`;
+}
 
 /** `@scope/name` or `name` from `name@anything` (a descriptor, a snapshot id, a label). */
 function packageNameOf(spec: string): string {
