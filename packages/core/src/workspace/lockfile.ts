@@ -99,10 +99,12 @@ export async function externalKeyPart(lockfile: Lockfile, name: string, projectR
   const version = (await lockfile.versionOf(name, projectRoot)) ?? 'unknown';
   if (version === 'workspace') return { version };
   const closure = await lockfile.closureOf(name, projectRoot);
+  // The twin only where the lockfile (or, without one, the installed tree) has it: no installed-tree
+  // lookups for the many packages without one.
   const twin = typesPackageOf(name);
-  const twinVersion = twin === undefined ? undefined : await lockfile.versionOf(twin, projectRoot);
+  const twinClosure = twin === undefined ? undefined : await lockfile.closureOf(twin, projectRoot);
+  const twinVersion = twinClosure === undefined ? undefined : await lockfile.versionOf(twin!, projectRoot);
   if (twin === undefined || twinVersion === undefined || twinVersion === 'workspace') return closure ? { version, closure } : { version };
-  const twinClosure = await lockfile.closureOf(twin, projectRoot);
   const widened = [closure?.widened, twinClosure?.widened].filter((w): w is string => !!w);
   return {
     version,
