@@ -86,7 +86,9 @@ export function formatKeysText(k: WorkspaceKeys): string {
     lines.push(`  manifest     ${short(c.manifest?.digest)}  fields ${Object.keys(c.manifest?.fields ?? {}).join(', ') || '-'}; dependencies ${c.manifest?.dependencies.join(', ') || '-'}`);
     lines.push(`  tsconfig     ${c.tsconfig?.file ?? '-'} ${short(c.tsconfig?.digest)}`);
     const ext = Object.entries(c.externals);
-    lines.push(`  externals    ${ext.length ? ext.map(([n, v]) => `${n}@${v}`).join(', ') : '-'}`);
+    // With the number of packages each one's lockfile closure holds (`react@18.3.1 (+1)`).
+    const deps = (n: string) => (c.closures?.[n] ? ` (+${c.closures[n]!.packages.length}${c.closures[n]!.widened ? ', whole lockfile' : ''})` : '');
+    lines.push(`  externals    ${ext.length ? ext.map(([n, v]) => `${n}@${v}${deps(n)}`).join(', ') : '-'}`);
     lines.push(`  toolchain    ${Object.entries(c.toolchain).map(([n, v]) => `${n} ${v}`).join(', ')}`);
     if (p.surface) lines.push(`  offers       surface ${short(p.surface.digest)} (${p.surface.mode})`);
   }

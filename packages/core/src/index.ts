@@ -27,7 +27,7 @@ export { listSourceFiles } from './view/files.js';
 export { readPackageInfo, type PackageInfo } from './view/package.js';
 export { sha256Hex, digestParts } from './digest/hash.js';
 export { discoverWorkspace, expandPatterns, parsePnpmWorkspace, type Workspace, type WorkspaceProject } from './workspace/discover.js';
-export { readLockfile, type Lockfile } from './workspace/lockfile.js';
+export { readLockfile, externalKeyPart, type Lockfile, type ExternalClosure, type ExternalKeyPart } from './workspace/lockfile.js';
 export { computeClosures, type ClosureResult, type ClosureFlavour } from './closure/closure.js';
 export { readTsconfig, findTsconfig, TSCONFIG_CANDIDATES, type TsconfigView } from './key/tsconfig.js';
 export { commandWords, bundlePolicy, toolOutputs, type ToolTargetSpec, type ToolKeyComponents, type BundlePolicy } from './key/tool-key.js';

@@ -61,6 +61,13 @@ export function explainKeyChange(before: KeyComponents, after: KeyComponents): K
   for (const [p, change, a, b] of diffRecords(before.externals, after.externals)) {
     out.push({ category: 'external', subject: p, change, detail: change === 'changed' ? `${p} ${a} → ${b} (lockfile)` : `${p} ${change}` });
   }
+  // Transitive dependencies of an external whose own version stayed (records before key schema 3 have none).
+  if (before.closures && after.closures) {
+    for (const [p, change, a, b] of diffRecords(before.closures, after.closures, (x) => x.digest)) {
+      if (change !== 'changed' || before.externals[p] !== after.externals[p]) continue;
+      out.push({ category: 'external', subject: p, change, detail: closureDetail(p, a!.packages, b!.packages, b!.widened) });
+    }
+  }
   for (const [t, change, a, b] of diffRecords(before.toolchain, after.toolchain)) {
     out.push({ category: 'toolchain', subject: t, change, detail: `${t}: ${a ?? '-'} → ${b ?? '-'}` });
   }
@@ -101,6 +108,21 @@ export function explainToolKeyChange(before: ToolKeyComponents, after: ToolKeyCo
     out.push({ category: 'dependency', subject: dep, change, detail: change === 'changed' ? surfaceDetail(a!, b!) : `workspace dependency ${change}` });
   }
   return out;
+}
+
+/** `name`'s dependency closure moved: which instances came and went (`csstype@3.1.2 → 3.1.3`). */
+function closureDetail(name: string, a: string[], b: string[], widened: string | undefined): string {
+  const gone = a.filter((x) => !b.includes(x));
+  const came = b.filter((x) => !a.includes(x));
+  const nameOf = (l: string) => l.slice(0, l.indexOf('@', l.startsWith('@') ? 1 : 0));
+  const moves: string[] = [];
+  for (const c of came) {
+    const g = gone.find((x) => nameOf(x) === nameOf(c));
+    moves.push(g ? `${g} → ${c.slice(nameOf(c).length + 1)}` : `+${c}`);
+  }
+  for (const g of gone) if (!came.some((c) => nameOf(c) === nameOf(g))) moves.push(`-${g}`);
+  const what = moves.length ? `: ${moves.slice(0, 6).join(', ')}${moves.length > 6 ? ` and ${moves.length - 6} more` : ''}` : ' (an integrity, a resolution or an edge between them)';
+  return `transitive dependencies of ${name} changed in the lockfile${what}${widened ? ` — the lockfile is not resolved exactly (${widened})` : ''}`;
 }
 
 function surfaceDetail(a: DependencySurface, b: DependencySurface): string {

@@ -13,7 +13,8 @@
  *     root `*.config.*` files tools look up) by content, and the root manifest's `type`/`browserslist`;
  *   - the command or script text (with npm's `pre`/`post` scripts) and files it names by path;
  *   - the resolved versions of the tools the command runs, of TypeScript, of the externals the sources
- *     import and of ambient types; the values of the environment variables the target declares, and of
+ *     import and of ambient types, each with its transitive dependency closure in the lockfile (what
+ *     runs is the tool and everything it installs; what a `.d.ts` shows reaches into externals' deps); the values of the environment variables the target declares, and of
  *     NODE_ENV;
  *   - the whole manifest but `version` and other scripts (a source or config that imports
  *     package.json keys it whole, through its content);
@@ -32,7 +33,7 @@ import { isBuiltin } from 'node:module';
 import { digestParts, sha256Hex } from '../digest/hash.js';
 import { isSourceFile } from '../parse/language.js';
 import type { DigestReport } from '../view/report.js';
-import type { Lockfile } from '../workspace/lockfile.js';
+import { externalKeyPart, type ExternalClosure, type Lockfile } from '../workspace/lockfile.js';
 import type { WorkspaceProject } from '../workspace/discover.js';
 import type { DependencySurface } from './unit-key.js';
 import { readTsconfig, type TsconfigView } from './tsconfig.js';
@@ -96,6 +97,8 @@ export interface ToolKeyComponents {
   manifest: string;
   tsconfig: { file: string; digest: string } | null;
   externals: Record<string, string>;
+  /** Tool or external package → its resolved transitive dependency closure (as in unit keys). */
+  closures: Record<string, ExternalClosure>;
   dependencies: Record<string, DependencySurface>;
 }
 
@@ -306,16 +309,22 @@ export async function computeToolKey(input: ToolKeyInput): Promise<{ key: string
   }
   const tools: Record<string, string> = {};
   // Tools decide bundling; an executor's own package is keyed but decides nothing.
+  const closures: Record<string, ExternalClosure> = {};
   const toolNames: string[] = [];
+  const keyedTools: string[] = [];
   for (const bin of words.bins) toolNames.push(packageOfBin(bin, cwd, resolve(workspaceRoot)) ?? (bin === 'tsc' ? 'typescript' : bin));
   if (spec.executor) {
     const known = EXECUTOR_TOOLS[spec.executor];
     // An executor kiln does not know may bundle anything: it counts as a tool of its own.
     toolNames.push(...(known ?? [spec.executor]));
     const pkg = executorPackage(spec.executor);
-    if (pkg && !pkg.startsWith('nx')) tools[pkg] = (await lockfile.versionOf(pkg, project.root)) ?? 'unknown';
+    if (pkg && !pkg.startsWith('nx') && !input.byName.has(pkg)) keyedTools.push(pkg);
   }
-  for (const pkg of toolNames) tools[pkg] = (await lockfile.versionOf(pkg, project.root)) ?? 'unknown';
+  for (const pkg of new Set([...toolNames, ...keyedTools])) {
+    const part = await externalKeyPart(lockfile, pkg, project.root);
+    tools[pkg] = part.version;
+    if (part.closure) closures[pkg] = part.closure;
+  }
   const tsconfigs: Record<string, string> = {};
   for (const f of input.others) {
     if (!/(^|\/)tsconfig[^/]*\.json$/.test(f)) continue;
@@ -349,7 +358,11 @@ export async function computeToolKey(input: ToolKeyInput): Promise<{ key: string
     for (const name of input.reach.externals.keys()) if (!input.byName.has(name) && !isBuiltin(name)) externalNames.add(name);
     for (const [name, r] of input.reach.packages) if (name !== project.name) reached.set(name, r.mode);
   }
-  for (const name of [...externalNames].sort()) externals[name] = (await lockfile.versionOf(name, project.root)) ?? 'unknown';
+  for (const name of [...externalNames].sort()) {
+    const part = await externalKeyPart(lockfile, name, project.root);
+    externals[name] = part.version;
+    if (part.closure) closures[name] = part.closure;
+  }
 
   const configTexts: string[] = [];
   for (const f of report.files) if (/(^|\/)(tsdown|tsup)\.config\.[cm]?[jt]s$/.test(f.path)) configTexts.push(await readFile(join(projectDir, f.path), 'utf8').catch(() => 'external'));
@@ -388,9 +401,10 @@ export async function computeToolKey(input: ToolKeyInput): Promise<{ key: string
     manifest: manifestDigest,
     tsconfig: input.tsconfig ? { file: input.tsconfig.configFile, digest: input.tsconfig.optionsDigest } : null,
     externals,
+    closures: sortRecord(closures),
     dependencies,
   };
-  const material = { ...components, toolchain: input.toolchain, dependencies: Object.fromEntries(Object.entries(dependencies).map(([k, v]) => [k, v.digest])) };
+  const material = { ...components, toolchain: input.toolchain, closures: Object.fromEntries(Object.entries(components.closures).map(([k, v]) => [k, v.digest])), dependencies: Object.fromEntries(Object.entries(dependencies).map(([k, v]) => [k, v.digest])) };
   return { key: digestParts(`kiln-tool-key/${input.keySchema}`, [JSON.stringify(material)]), components };
 }
 

@@ -5,7 +5,8 @@
  *   - the external closure (surface) of each workspace dependency: what a consumer can observe, so a
  *     private body edit in a dependency does not move its dependents' keys;
  *   - the relevant manifest fields, the lockfile-resolved versions of the external packages its
- *     sources read and of the toolchain, and the emit-relevant tsconfig options.
+ *     sources read and of the toolchain, each with the digest of its resolved transitive dependency
+ *     closure in the lockfile (workspace/lockfile.ts), and the emit-relevant tsconfig options.
  * Computable before any task runs, from sources alone; free of absolute paths (two clones agree).
  * A key is never computed from a guess: what cannot be resolved widens the key (a dependency whose
  * surface cannot be followed contributes all of itself).
@@ -20,7 +21,7 @@ import type { DigestReport } from '../view/report.js';
 import { computeClosures } from '../closure/closure.js';
 import { createDigestPool, defaultWorkerCount, type DigestPool } from '../pool/pool.js';
 import { discoverWorkspace, type WorkspaceProject } from '../workspace/discover.js';
-import { readLockfile, type Lockfile } from '../workspace/lockfile.js';
+import { externalKeyPart, externalLabel, readLockfile, type ExternalClosure, type Lockfile } from '../workspace/lockfile.js';
 import { findTsconfig, readTsconfig, type TsconfigView } from './tsconfig.js';
 import { manifestView, type ManifestView } from './manifest.js';
 import { DIGEST_SCHEMA, EXTRACTOR_VERSION } from '../version.js';
@@ -31,7 +32,7 @@ import { computeToolKey, listToolInputs, splitToolInputs, toolOutputs, type Tool
 import { OpaquePackages, opaqueSurface } from './opaque.js';
 
 /** Version of the key composition itself: bump when what a key covers changes. */
-export const KEY_SCHEMA = 2;
+export const KEY_SCHEMA = 3;
 
 export interface DependencySurface {
   /** Digest of what a consumer of the package can observe. */
@@ -59,6 +60,12 @@ export interface KeyComponents {
   manifest: { digest: string; fields: Record<string, unknown>; dependencies: string[]; devDependencies: string[] } | null;
   /** External package → lockfile-resolved version. */
   externals: Record<string, string>;
+  /**
+   * External package → its resolved transitive dependency closure (what the lockfile installs under it:
+   * a type re-exported from a dependency of a dependency reaches the `.d.ts`). Absent for an external
+   * that is neither in the lockfile nor installed. Records made before key schema 3 have none.
+   */
+  closures?: Record<string, ClosureView>;
   /** Workspace dependency → its surface. */
   dependencies: Record<string, DependencySurface>;
   /**
@@ -67,6 +74,14 @@ export interface KeyComponents {
    * `files`, packages in `dependencies`, external packages in `externals`.
    */
   reach: Record<string, string>;
+}
+
+/** An external's closure as a key records it. */
+export type ClosureView = ExternalClosure;
+
+/** The key material of closures: their digests. */
+export function closureDigests(closures: Record<string, ClosureView> | undefined): Record<string, string> {
+  return Object.fromEntries(Object.entries(closures ?? {}).map(([k, v]) => [k, v.digest]));
 }
 
 export interface ProjectKey {
@@ -308,7 +323,7 @@ export async function computeWorkspaceKeys(workspaceRoot: string, options: Works
   return {
     kind: ws.kind,
     projects,
-    diagnostics: [...ws.diagnostics, ...opaque.diagnostics(), ...surfaces.diagnostics],
+    diagnostics: [...ws.diagnostics, ...lockfile.diagnostics, ...opaque.diagnostics(), ...surfaces.diagnostics],
     stats: { projects: projects.length, files, parsed, ms: Math.round(performance.now() - t0) },
   };
 }
@@ -415,7 +430,12 @@ async function projectKey(
       if (r.mode === 'full') wholeDeps.add(name);
     }
   }
-  for (const name of [...externalNames].sort()) externals[name] = (await lockfile.versionOf(name, p.root)) ?? 'unknown';
+  const closures: Record<string, ClosureView> = {};
+  for (const name of [...externalNames].sort()) {
+    const part = await externalKeyPart(lockfile, name, p.root);
+    externals[name] = part.version;
+    if (part.closure) closures[name] = part.closure;
+  }
   for (const name of [...wsDeps].sort()) dependencies[name] = wholeDeps.has(name) ? await surfaces.wholeOf(name) : await surfaces.surfaceOf(name);
 
   const toolchain: Record<string, string> = {
@@ -434,6 +454,7 @@ async function projectKey(
     tsconfig: { file: prep.tsconfig.configFile, digest: prep.tsconfig.optionsDigest, options: prep.tsconfig.options },
     manifest: { digest: manifest.digest, fields: manifest.fields, dependencies: manifest.dependencies, devDependencies: manifest.devDependencies },
     externals,
+    closures,
     dependencies,
     reach: sortRecord(reach),
   };
@@ -452,6 +473,7 @@ export function keyOf(c: KeyComponents): string {
     tsconfig: c.tsconfig?.digest ?? null,
     manifest: c.manifest?.digest ?? null,
     externals: c.externals,
+    closures: closureDigests(c.closures),
     dependencies: Object.fromEntries(Object.entries(c.dependencies).map(([k, v]) => [k, v.digest])),
     reach: c.reach,
   };
@@ -606,7 +628,7 @@ class SurfaceCalculator {
       }
       return `ws:${pkg}:${(await this.surfaceOf(pkg)).digest}`;
     }
-    return isBuiltin(pkg) ? undefined : `ext:${pkg}@${(await this.lockfile.versionOf(pkg, fromRoot)) ?? 'unknown'}`;
+    return isBuiltin(pkg) ? undefined : `ext:${pkg}@${await externalLabel(this.lockfile, pkg, fromRoot)}`;
   }
 
   private manifestSurface(project: WorkspaceProject): string {
@@ -680,7 +702,7 @@ class SurfaceCalculator {
           }
           else reachedParts.push(`ws:${pkg}:${(await this.surfaceOf(pkg)).digest}`);
         } else if (!isBuiltin(pkg)) {
-          reachedParts.push(`ext:${pkg}@${(await this.lockfile.versionOf(pkg, project.root)) ?? 'unknown'}`);
+          reachedParts.push(`ext:${pkg}@${await externalLabel(this.lockfile, pkg, project.root)}`);
         }
       }
       if (unresolved.size) return this.full(name, report, prep.tsconfig, manifestSurface, [...unresolved].sort().join('; '));
@@ -712,7 +734,7 @@ class SurfaceCalculator {
     for (const f of report.files) parts.push(`${f.module.identity}:${f.module.degraded ? f.content_hash : f.module.digest}`);
     for (const pkg of [...new Set(report.files.flatMap((f) => f.external_packages))].sort()) {
       if (pkg === name || isBuiltin(pkg)) continue;
-      if (!this.byName.has(pkg)) parts.push(`ext:${pkg}@${(await this.lockfile.versionOf(pkg, project.root)) ?? 'unknown'}`);
+      if (!this.byName.has(pkg)) parts.push(`ext:${pkg}@${await externalLabel(this.lockfile, pkg, project.root)}`);
       else if (this.inProgress.has(pkg)) {
         parts.push(`ws:${pkg}:cycle`); // its own key covers it
         this.noteCycle(pkg);
@@ -757,7 +779,7 @@ class SurfaceCalculator {
     for (const [rel, hash] of reach.files) out.push(`reach-file:${rel}:${hash}`);
     for (const [pkg, origin] of reach.externals) {
       if (origin !== 'source' || this.byName.has(pkg) || isBuiltin(pkg)) continue;
-      out.push(`reach-ext:${pkg}@${(await this.lockfile.versionOf(pkg, prep.project.root)) ?? 'unknown'}`);
+      out.push(`reach-ext:${pkg}@${await externalLabel(this.lockfile, pkg, prep.project.root)}`);
     }
     for (const [pkg, r] of reach.packages) {
       if (r.origin !== 'source' || pkg === name) continue;
