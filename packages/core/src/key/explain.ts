@@ -104,6 +104,9 @@ export function explainToolKeyChange(before: ToolKeyComponents, after: ToolKeyCo
   if (before.manifest !== after.manifest) out.push({ category: 'manifest', subject: 'package.json', change: 'changed', detail: 'the manifest changed (beyond its version and other scripts)' });
   if ((before.tsconfig?.digest ?? null) !== (after.tsconfig?.digest ?? null)) out.push({ category: 'tsconfig', subject: after.tsconfig?.file ?? before.tsconfig?.file ?? 'tsconfig', change: 'changed', detail: 'resolved compiler options changed' });
   for (const [p, change, a, b] of diffRecords(before.externals, after.externals)) out.push({ category: 'external', subject: p, change, detail: change === 'changed' ? `${p} ${a} → ${b} (lockfile)` : `${p} ${change}` });
+  for (const [p, change, a, b] of diffRecords(before.closures ?? {}, after.closures ?? {}, (x) => x.digest)) {
+    if (change === 'changed') out.push({ category: 'external', subject: p, change, detail: closureDetail(p, a!.packages, b!.packages, b!.widened) });
+  }
   for (const [dep, change, a, b] of diffRecords(before.dependencies, after.dependencies, (x) => x.digest)) {
     out.push({ category: 'dependency', subject: dep, change, detail: change === 'changed' ? surfaceDetail(a!, b!) : `workspace dependency ${change}` });
   }
