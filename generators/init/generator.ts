@@ -9,8 +9,8 @@
  */
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { formatFiles, logger, readNxJson, updateNxJson, type Tree } from '@nx/devkit';
-import { withKeyedTargetDefaults } from './lib/target-defaults.js';
+import { formatFiles, logger, readNxJson, updateNxJson, visitNotIgnoredFiles, type Tree } from '@nx/devkit';
+import { shadowedTargets, withKeyedTargetDefaults } from './lib/target-defaults.js';
 import type { InitGeneratorSchema } from './schema.js';
 
 export const PLUGIN = '@kiln/nx';
@@ -51,6 +51,16 @@ export default async function initGenerator(tree: Tree, options: InitGeneratorSc
   const keyed = withKeyedTargetDefaults(nxJson.targetDefaults as Record<string, unknown>, targets, major === undefined || major >= 24);
   nxJson.targetDefaults = keyed.targetDefaults as typeof nxJson.targetDefaults;
   for (const n of keyed.notes) logger.warn(`kiln: ${n}`);
+  const manifests = new Map<string, unknown>();
+  visitNotIgnoredFiles(tree, '', (path) => {
+    if (!/(^|\/)(project|package)\.json$/.test(path) || path.includes('node_modules/')) return;
+    try {
+      manifests.set(path, JSON.parse(tree.read(path, 'utf-8') ?? 'null'));
+    } catch {
+      // not ours to report: Nx reports malformed project files itself
+    }
+  });
+  for (const line of shadowedTargets(manifests, targets)) logger.warn(`kiln: ${line}`);
   updateNxJson(tree, nxJson);
   if (!options.skipFormat) await formatFiles(tree);
 }

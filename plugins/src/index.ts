@@ -204,7 +204,13 @@ export const createNodesV2: CreateNodesV2<KilnPluginOptions> = [
         const buildName = options?.buildTargetName ?? 'build';
         // No key (an unreadable manifest, no tsconfig): no kiln target; `kiln keys` says why.
         if (key?.key) {
-          if (options?.addBuildTargets && !defs.has(buildName) && !targets[buildName]) targets[buildName] = buildTarget(core, workspaceRoot, root, key, options);
+          if (options?.addBuildTargets && !defs.has(buildName) && !targets[buildName]) {
+            const own = buildTarget(core, workspaceRoot, root, key, options);
+            const clash = core.declaredOutputs(workspaceRoot, root).find((d) => d.target !== buildName && core.outputsOverlap(d.output, own.outputs![0]!));
+            // Never declare outputs another target owns: a cache restore of one would delete the other's files.
+            if (clash) process.stderr.write(`kiln: warning: no ${buildName} target added to ${root}: its output ${own.outputs![0]} overlaps ${clash.output}, declared by the project's "${clash.target}" target. Fix: give the tsconfig another outDir, or define the build target yourself.\n`);
+            else targets[buildName] = own;
+          }
           const graphName = options?.codegraphTargetName ?? 'codegraph';
           if (graphName !== false && !defs.has(graphName)) targets[graphName] = codegraphTarget(root, tsconfigOf(core, workspaceRoot, root, key, options), key.key, buildName);
         }
@@ -321,7 +327,9 @@ export const postTasksExecution: PostTasksExecution<KilnPluginOptions> = async (
  */
 function warnShadowed(keyed: readonly Keyed[], projects: Record<string, { root: string; targets?: Record<string, TargetConfiguration> }>): void {
   const byRoot = new Map(Object.entries(projects).map(([name, p]) => [p.root, { name, p }]));
-  const lines: string[] = [];
+  const notLanded: string[] = [];
+  /** Overriding inputs (as JSON) → the targets they apply to: one line per cause, not per target. */
+  const overridden = new Map<string, string[]>();
   for (const k of keyed) {
     const entry = byRoot.get(k.root);
     if (!entry) continue;
@@ -329,13 +337,19 @@ function warnShadowed(keyed: readonly Keyed[], projects: Record<string, { root: 
     const opts = t?.options as { kiln?: { key?: string }; kilnKey?: string } | undefined;
     const landed = k.own ? opts?.kilnKey === k.key : opts?.kiln?.key === k.key;
     const where = `${entry.name}:${k.target}`;
-    if (!landed) {
-      lines.push(`${where} is not keyed by kiln: the target Nx resolved (${t?.executor ?? 'no executor'}) does not carry kiln's key — another plugin or a definition with its own options replaced it. Fix: define the target in project.json or package.json (kiln keys those), or leave it out of the plugin's "targets".`);
-    } else if (!k.own && JSON.stringify(t?.inputs ?? null) !== JSON.stringify([{ externalDependencies: [] }])) {
-      lines.push(`${where}: its inputs ${JSON.stringify(t?.inputs ?? 'default')} (from project.json, package.json "nx" or targetDefaults) override kiln's, so raw file bytes and every external dependency stay in the hash — the key is there, but a comment edit is no longer a hit. Fix: run \`nx g @kiln/nx:init\` (adds a target default for projects tagged ${KILN_KEYED_TAG}), or remove the target's own "inputs".`);
+    if (!landed) notLanded.push(`${where} (${t?.executor ?? 'no executor'})`);
+    else if (!k.own && JSON.stringify(t?.inputs ?? null) !== JSON.stringify([{ externalDependencies: [] }])) {
+      const cause = JSON.stringify(t?.inputs ?? 'default');
+      overridden.set(cause, [...(overridden.get(cause) ?? []), where]);
     }
   }
-  if (lines.length) process.stderr.write(`kiln: ${lines.length} keyed target(s) shadowed:\n${lines.map((l) => `  - ${l}`).join('\n')}\n`);
+  const list = (xs: string[]) => `${xs.slice(0, 4).join(', ')}${xs.length > 4 ? ` and ${xs.length - 4} more` : ''}`;
+  const lines: string[] = [];
+  if (notLanded.length) lines.push(`not keyed: the target Nx resolved does not carry kiln's key — another plugin or definition replaced it: ${list(notLanded)}. Fix: define the target in project.json or package.json (kiln keys those), or leave it out of the plugin's "targets".`);
+  for (const [cause, where] of overridden) {
+    lines.push(`inputs ${cause} (from targetDefaults or the target's own definition) override kiln's for ${list(where)}: the key is in the hash, but so are raw file bytes and every external dependency, so a comment edit is not a hit. Fix: \`nx g @kiln/nx:init\` (a target default for projects tagged ${KILN_KEYED_TAG}), or remove the target's own "inputs".`);
+  }
+  if (lines.length) process.stderr.write(`kiln: ${lines.map((l) => `warning: ${l}`).join('\nkiln: ')}\n`);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -46,3 +46,25 @@ export function withKeyedTargetDefaults(targetDefaults: Record<string, unknown> 
   }
   return { targetDefaults: out, notes };
 }
+
+/**
+ * Keyed targets whose own definition declares `inputs`: those win over target defaults and over what
+ * kiln infers, so raw bytes stay in their hash. `files` maps a project.json or package.json path to
+ * its parsed content. One line per target, naming the file.
+ */
+export function shadowedTargets(files: ReadonlyMap<string, unknown>, names: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const [path, json] of files) {
+    if (!json || typeof json !== 'object') continue;
+    const j = json as Entry;
+    const targets = path.endsWith('project.json') ? j.targets : j.nx && typeof j.nx === 'object' ? (j.nx as Entry).targets : undefined;
+    if (!targets || typeof targets !== 'object') continue;
+    for (const name of names) {
+      const t = (targets as Entry)[name];
+      if (t && typeof t === 'object' && Array.isArray((t as Entry).inputs)) {
+        out.push(`${path}: target "${name}" declares its own inputs ${JSON.stringify((t as Entry).inputs)}; they win over kiln's, so a comment edit will not be a cache hit there. Remove them (kiln's key covers the sources).`);
+      }
+    }
+  }
+  return out.sort();
+}

@@ -6,7 +6,7 @@
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { readJson } from '@nx/devkit';
 import { createTreeWithEmptyWorkspace } from '@nx/devkit/testing';
 import { createDependencies, createNodesV2 } from '@kiln/nx';
@@ -66,6 +66,20 @@ describe('createNodesV2', () => {
     const targets = results.get('libs/base/package.json')!.projects!['libs/base']!.targets!;
     expect(Object.keys(targets)).toEqual(['codegraph']);
     expect(results.get('libs/base/package.json')!.projects!['libs/base']!.tags).toBeUndefined();
+  });
+
+  it("adds no build target whose output another target of the project declares (a restore of one would delete the other's files)", async () => {
+    const [, fn] = createNodesV2;
+    const f = join(bare, 'libs/base/package.json');
+    const original = await readFile(f, 'utf8');
+    await writeFile(f, JSON.stringify({ ...JSON.parse(original), nx: { targets: { 'build:types': { executor: 'nx:run-commands', options: { command: 'tsc -p libs/base/tsconfig.lib.json' }, outputs: ['{projectRoot}/dist/types'] } } } }, null, 2));
+    try {
+      const results = new Map(await fn(files, { addBuildTargets: true }, ctx(bare)));
+      expect(Object.keys(results.get('libs/base/package.json')!.projects!['libs/base']!.targets!)).toEqual(['codegraph']);
+      expect(Object.keys(results.get('libs/left/package.json')!.projects!['libs/left']!.targets!).sort()).toEqual(['build', 'codegraph']);
+    } finally {
+      await writeFile(f, original);
+    }
   });
 
   it('infers a build target per TypeScript library with the kiln key in its options and no raw inputs (addBuildTargets)', async () => {
@@ -151,6 +165,20 @@ describe('init generator', () => {
     expect(after.plugins).toEqual([{ plugin: '@kiln/nx', options: { targets: ['build', 'bundle'], addBuildTargets: true } }]);
     await initGenerator(tree, { skipFormat: true });
     expect(readJson(tree, 'nx.json')).toEqual(after);
+  });
+
+  it('warns about keyed targets whose own definition declares inputs, naming the file', async () => {
+    const tree = createTreeWithEmptyWorkspace();
+    tree.write('libs/a/project.json', JSON.stringify({ name: 'a', targets: { build: { command: 'tsc', inputs: ['production'] }, test: { inputs: ['default'] } } }));
+    tree.write('libs/b/package.json', JSON.stringify({ name: 'b', nx: { targets: { build: { outputs: ['{projectRoot}/dist'] } } } }));
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+    try {
+      await initGenerator(tree, { skipFormat: true });
+      const lines = warn.mock.calls.map((c) => String(c[0]));
+      expect(lines.filter((l) => l.includes('declares its own inputs'))).toEqual([expect.stringContaining('libs/a/project.json: target "build" declares its own inputs ["production"]')]);
+    } finally {
+      warn.mockRestore();
+    }
   });
 
   it('keeps a plugin entry given in object form and does not add a second one', async () => {

@@ -36,6 +36,7 @@ import type { Lockfile } from '../workspace/lockfile.js';
 import type { WorkspaceProject } from '../workspace/discover.js';
 import type { DependencySurface } from './unit-key.js';
 import { readTsconfig, type TsconfigView } from './tsconfig.js';
+import type { ReachResult } from './reach.js';
 
 /** What the caller knows of a target kiln does not run. */
 export interface ToolTargetSpec {
@@ -253,6 +254,8 @@ export interface ToolKeyInput {
   deps: DependencyKeys;
   /** The project's workspace dependencies by manifest (all kinds), and those its sources import. */
   workspaceDependencies: readonly string[];
+  /** What the sources reach beyond named imports (key/reach.ts), when it could be computed. */
+  reach?: ReachResult;
   keySchema: number;
   toolchain: string;
 }
@@ -338,6 +341,14 @@ export async function computeToolKey(input: ToolKeyInput): Promise<{ key: string
   const externalNames = new Set<string>(['typescript']);
   for (const f of report.files) for (const p of f.external_packages) if (!input.byName.has(p) && !isBuiltin(p)) externalNames.add(p);
   for (const t of lockfile.ambientTypes()) externalNames.add(t);
+  // Reach: files outside every package by content, packages as dependencies (bundled when the build
+  // compiles their sources), externals by version.
+  const reached = new Map<string, string>();
+  if (input.reach) {
+    for (const [rel, hash] of input.reach.files) files[`/${rel}`] ??= hash;
+    for (const name of input.reach.externals.keys()) if (!input.byName.has(name) && !isBuiltin(name)) externalNames.add(name);
+    for (const [name, r] of input.reach.packages) if (name !== project.name) reached.set(name, r.mode);
+  }
   for (const name of [...externalNames].sort()) externals[name] = (await lockfile.versionOf(name, project.root)) ?? 'unknown';
 
   const configTexts: string[] = [];
@@ -346,6 +357,7 @@ export async function computeToolKey(input: ToolKeyInput): Promise<{ key: string
   const runtimeDeps = new Set(['dependencies', 'peerDependencies', 'optionalDependencies'].flatMap((k) => Object.keys((manifest[k] as Record<string, unknown> | undefined) ?? {})));
   const wsDeps = new Set(input.workspaceDependencies);
   for (const f of report.files) for (const p of f.external_packages) if (input.byName.has(p) && p !== project.name) wsDeps.add(p);
+  for (const name of reached.keys()) wsDeps.add(name);
   // An executor from a workspace package (a local Nx plugin) runs that package's code: keyed whole.
   const executorPkg = spec.executor ? executorPackage(spec.executor) : undefined;
   if (executorPkg && input.byName.has(executorPkg) && executorPkg !== project.name) wsDeps.add(executorPkg);
@@ -353,6 +365,9 @@ export async function computeToolKey(input: ToolKeyInput): Promise<{ key: string
   const dependencies: Record<string, DependencySurface> = {};
   for (const name of [...wsDeps].sort()) {
     if (name === executorPkg) dependencies[name] = await input.deps.bundleOf(name, new Set());
+    // Reached as sources a compiler would emit (a `paths` alias or an `exports` target into its .ts
+    // files): its bodies count — unless the tool keeps it external (then only its types are read).
+    else if (reached.get(name) === 'full' && !external.has(name)) dependencies[name] = await input.deps.bundleOf(name, external);
     else dependencies[name] = bundles === 'never' || external.has(name) ? await input.deps.surfaceOf(name) : await input.deps.bundleOf(name, external);
   }
 

@@ -26,6 +26,7 @@ import { manifestView, type ManifestView } from './manifest.js';
 import { DIGEST_SCHEMA, EXTRACTOR_VERSION } from '../version.js';
 import { recordComponents } from './records.js';
 import { computeReach, createReachCaches, type ReachResult } from './reach.js';
+import { typescript } from '../parse/typescript.js';
 import { computeToolKey, listToolInputs, splitToolInputs, toolOutputs, type ToolKeyComponents, type ToolTargetSpec } from './tool-key.js';
 import { OpaquePackages, opaqueSurface } from './opaque.js';
 
@@ -106,6 +107,25 @@ export interface WorkspaceKeyOptions {
   targets?: Record<string, ToolTargetSpec[]>;
 }
 
+/** Resolution for a JavaScript project without a tsconfig: what bundlers do (exports conditions, extensions, JSON). */
+function bundlerView(workspaceRoot: string, root: string): TsconfigView {
+  const ts = typescript();
+  return {
+    configFile: '',
+    options: {},
+    optionsDigest: '',
+    fileNames: [],
+    outsideFiles: [],
+    errors: [],
+    references: [],
+    compiler: {
+      options: { allowJs: true, checkJs: false, module: ts.ModuleKind.ESNext, moduleResolution: ts.ModuleResolutionKind.Bundler, resolveJsonModule: true, allowArbitraryExtensions: true },
+      projectReferences: [],
+      configPath: join(workspaceRoot, root, 'tsconfig.json'),
+    },
+  };
+}
+
 interface Prepared {
   project: WorkspaceProject;
   tsconfig?: TsconfigView;
@@ -113,7 +133,7 @@ interface Prepared {
   /** What the project reaches beyond its named imports (computed once every project it reaches is prepared). */
   reach?: ReachResult;
   /** For targets kiln does not run: every source under the project (digested) and the other files, per target. */
-  tool?: Map<string, { report: DigestReport; others: string[] }>;
+  tool?: Map<string, { report: DigestReport; others: string[]; reach?: ReachResult }>;
   diagnostics: Diagnostic[];
 }
 
@@ -221,6 +241,30 @@ export async function computeWorkspaceKeys(workspaceRoot: string, options: Works
         prep.tool.set(spec.name, { report, others });
       }
     }
+    // What a tool target's sources reach beyond named imports (a config importing ../../vite.shared.ts,
+    // a `paths` alias): resolved as for the build key, with the project's tsconfig or, for a JavaScript
+    // project without one, the bundler resolution the tools use.
+    const toolCaches = createReachCaches();
+    for (const p of selected) {
+      const prep = prepared.get(p.root);
+      if (!prep?.tool) continue;
+      const packages = ws.projects.map((q) => {
+        const qp = prepared.get(q.root);
+        const outputs = [qp?.tsconfig?.options.outDir, qp?.tsconfig?.options.declarationDir].filter((o): o is string => typeof o === 'string');
+        return { name: q.name, root: q.root, outputs, ...(qp?.report ? { sources: new Set(qp.report.files.map((f) => f.path)) } : {}) };
+      });
+      const reportOf = (name: string) => prepared.get(byName.get(name)?.root ?? '')?.report;
+      const view = prep.tsconfig ?? bundlerView(workspaceRoot, p.root);
+      for (const [name, t] of prep.tool) {
+        const reach = computeReach(workspaceRoot, p.root, t.report, view, packages, reportOf, toolCaches);
+        t.reach = reach;
+        for (const pkg of reach.packages.keys()) {
+          const q = byName.get(pkg);
+          if (q && !closure.has(q.root)) visit(q);
+        }
+      }
+    }
+    await Promise.all([...closure.values()].map((p) => prepare(p)));
   } finally {
     await pool?.destroy();
   }
@@ -250,6 +294,7 @@ export async function computeWorkspaceKeys(workspaceRoot: string, options: Works
         byName,
         deps: surfaces,
         workspaceDependencies: workspaceDependencyNames(p, byName),
+        ...(tool.reach ? { reach: tool.reach } : {}),
         keySchema: KEY_SCHEMA,
         toolchain: `key${KEY_SCHEMA}/extractor${EXTRACTOR_VERSION}/digest${DIGEST_SCHEMA}`,
       });

@@ -203,3 +203,33 @@ export function readTargetDefinitions(workspaceRoot: string, root: string, names
   }
   return { targets, notes };
 }
+
+/**
+ * Every output the project's own target definitions declare, as `{projectRoot}/…` (inside the
+ * project) or workspace-relative paths: kiln never adds a target whose output another target owns (a
+ * cache restore of one would delete the other's files).
+ */
+export function declaredOutputs(workspaceRoot: string, root: string): { target: string; output: string }[] {
+  const notes: string[] = [];
+  const dir = join(workspaceRoot, root);
+  const projectJson = readJson(join(dir, 'project.json'), notes, 'project.json');
+  const manifest = readJson(join(dir, 'package.json'), notes, 'package.json') ?? {};
+  const nxField = isObject(manifest.nx) ? manifest.nx : {};
+  const out: { target: string; output: string }[] = [];
+  for (const targets of [projectJson?.targets, nxField.targets]) {
+    if (!isObject(targets)) continue;
+    for (const [name, t] of Object.entries(targets)) {
+      if (!isObject(t)) continue;
+      for (const o of outputsOf(root, t.outputs, isObject(t.options) ? t.options : {})) out.push({ target: name, output: o });
+    }
+  }
+  return out;
+}
+
+/** Whether two `{projectRoot}/…` outputs overlap (one is the other or inside it). */
+export function outputsOverlap(a: string, b: string): boolean {
+  const norm = (p: string) => p.replace(/\/\*\*.*$/, '').replace(/\/+$/, '');
+  const x = norm(a);
+  const y = norm(b);
+  return x === y || x.startsWith(`${y}/`) || y.startsWith(`${x}/`);
+}
