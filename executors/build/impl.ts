@@ -1,7 +1,9 @@
 /**
- * The kiln `build` executor: compiles a TypeScript library (JavaScript without non-meaningful
- * comments, `.d.ts` with JSDoc, source maps) into the target's declared outputs. Thin: normalise the
- * options, make one core call (`compileProject`), print its diagnostics, return `{ success }`.
+ * The kiln `build` executor: compiles a TypeScript library into what its package.json publishes —
+ * every layout its `exports`/`main`/`module`/`types`/`bin` name (ESM and CommonJS, `.d.ts`/`.d.cts`),
+ * JavaScript without non-meaningful comments, `.d.ts` with JSDoc, source maps; tests and tool configs
+ * left out — into the target's declared outputs. Thin: normalise the options, make one core call
+ * (`compileProject`, packages/core/src/build/), print its diagnostics, return `{ success }`.
  *
  * No custom hasher (deprecated in Nx 24, removed in Nx 25): the kiln unit key reaches Nx's task hash
  * through the `kilnKey` option, which Nx hashes up front like every option; the executor ignores it.
@@ -10,9 +12,9 @@
  * which Node ≥ 20.19 loads through `require(esm)` (no top-level await here or in @kiln/core).
  */
 import type { ExecutorContext } from '@nx/devkit';
-import { compileProject, recordBuilt, type BuildDiagnostic } from '@kiln/core';
+import { compileProject, diagnostic, recordBuilt, resolveBuildOutputs, type BuildDiagnostic, type CompileOptions } from '@kiln/core';
 import type { BuildExecutorSchema } from './schema.js';
-import { normalizeOptions, outputsCover, toWorkspacePath } from './lib/normalize-options.js';
+import { normalizeOptions, outputsCover, sharedOutputs, toWorkspacePath } from './lib/normalize-options.js';
 
 export default async function buildExecutor(options: BuildExecutorSchema, context: ExecutorContext): Promise<{ success: boolean }> {
   const o = normalizeOptions(options, context);
@@ -22,13 +24,32 @@ export default async function buildExecutor(options: BuildExecutorSchema, contex
     console.error(`kiln build ${project} failed; nothing was written.`);
     return { success: false };
   }
-  const result = await compileProject({
+  const compileOptions: CompileOptions = {
     projectRoot: o.projectRoot,
     ...(o.tsConfig !== undefined ? { tsconfig: o.tsConfig } : {}),
     ...(o.outDir !== undefined ? { outDir: o.outDir } : {}),
     clean: o.deleteOutputPath,
     relativeTo: o.workspaceRoot,
-  });
+    exports: o.exports,
+    ...(o.formats ? { formats: o.formats } : {}),
+    ...(o.exclude ? { exclude: o.exclude } : {}),
+  };
+  // Another target's outputs in the build's directory: a cache restore of either deletes the other's
+  // files (and the clean step would now). Refuse before anything is removed or written.
+  const planned = resolveBuildOutputs(compileOptions);
+  const shared = sharedOutputs(context, planned.outputDirs.map((d) => toWorkspacePath(o.workspaceRoot, d)));
+  if (shared.length) {
+    for (const s of shared) {
+      console.error(
+        formatBuildDiagnostic(
+          diagnostic('KILN_BUILD_OUTPUTS_SHARED', `${s.dir} is written by this build, and ${s.task} declares the output ${s.output}`, { producer: 'build' }),
+        ),
+      );
+    }
+    console.error(`kiln build ${project} failed; nothing was written.`);
+    return { success: false };
+  }
+  const result = await compileProject(compileOptions);
   for (const d of result.diagnostics) (d.severity === 'error' ? console.error : console.warn)(formatBuildDiagnostic(d));
 
   if (!result.success) {
@@ -45,8 +66,11 @@ export default async function buildExecutor(options: BuildExecutorSchema, contex
     // Remember the key this build ran with, so `kiln explain-miss` can say what moved next time.
     await recordBuilt(o.workspaceRoot, context.projectName, context.targetName, options.kilnKey).catch(() => undefined);
   }
+  const layouts = result.layouts.filter((l) => l.kind === 'js').map((l) => `${l.format === 'esm' ? 'ESM' : 'CommonJS'} ${l.dir}/*${l.ext}`);
   console.log(
-    `kiln build ${project}: ${result.emitted.length} files into ${result.outputDirs.join(', ')} (TypeScript ${result.typescript.version}, ${result.tsconfig})`,
+    `kiln build ${project}: ${result.emitted.length} files into ${result.outputDirs.join(', ')} (${layouts.join(', ')}; TypeScript ${result.typescript.version}, ${result.tsconfig}${
+      result.excluded.length ? `; ${result.excluded.length} test/config file${result.excluded.length === 1 ? '' : 's'} not built` : ''
+    })`,
   );
   return { success: true };
 }

@@ -3,12 +3,18 @@
  * executors/build/test/schema.test.ts).
  */
 export interface BuildExecutorSchema {
-  /** The tsconfig the build compiles with, relative to the workspace root. */
+  /** The build tsconfig, relative to the workspace root; the plugin keys the target with the same file. */
   tsConfig?: string;
   /** The output directory, relative to the workspace root; must be covered by the target's outputs. */
   outputPath?: string;
   /** Remove the output directory before building (default true). */
   deleteOutputPath?: boolean;
+  /** Module formats to write where package.json names no path for them (default: what package.json asks). */
+  formats?: ('esm' | 'cjs')[];
+  /** Read package.json entry points and write every build path they name (default true). */
+  exports?: boolean;
+  /** Globs of files (relative to the project root) not compiled or emitted (default: tests and tool configs). */
+  exclude?: string[];
   /** The kiln unit key, filled in by the plugin; hashed by Nx, ignored by the executor. */
   kilnKey?: string;
 }

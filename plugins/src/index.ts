@@ -154,7 +154,14 @@ export const createNodesV2: CreateNodesV2<KilnPluginOptions> = [
       const keyedNames = keyedTargetNames(options);
       const candidates = configFiles.map((f) => dirname(f)).filter((r) => r !== '.' && r !== '');
       const definitions = new Map(candidates.map((r) => [r, core.readTargetDefinitions(workspaceRoot, r, keyedNames)]));
-      const libraries = candidates.filter((r) => isLibraryRoot(core, workspaceRoot, r, options?.tsConfig));
+      // The tsconfig each library is keyed with: the one kiln's own build target builds with (its
+      // tsConfig option), else the plugin option, else the default search — the executor's order.
+      const tsconfigs: Record<string, string> = {};
+      for (const r of candidates) {
+        const preferred = core.buildKeyTsconfig(keyedNames.map((n) => definitions.get(r)?.targets.get(n)), options?.tsConfig);
+        if (preferred !== undefined) tsconfigs[r] = preferred;
+      }
+      const libraries = candidates.filter((r) => isLibraryRoot(core, workspaceRoot, r, tsconfigs[r]));
       const toolSpecs: Record<string, ToolTargetSpec[]> = {};
       for (const [root, defs] of definitions) {
         const specs = [...defs.targets.values()].flatMap((d) => (d.spec ? [d.spec] : []));
@@ -166,7 +173,7 @@ export const createNodesV2: CreateNodesV2<KilnPluginOptions> = [
             roots,
             record: true,
             targets: toolSpecs,
-            ...(options?.tsConfig ? { tsconfigs: Object.fromEntries(libraries.map((r) => [r, options.tsConfig!])) } : {}),
+            ...(Object.keys(tsconfigs).length ? { tsconfigs: Object.fromEntries(libraries.filter((r) => tsconfigs[r] !== undefined).map((r) => [r, tsconfigs[r]!])) } : {}),
           })
         : undefined;
       const byRoot = new Map<string, ProjectKey>((keys?.projects ?? []).map((p) => [p.root, p]));
@@ -184,8 +191,14 @@ export const createNodesV2: CreateNodesV2<KilnPluginOptions> = [
             targets[name] = keyedTarget(toolKey);
             tagged = true;
           } else if (def && key?.key) {
-            // The workspace runs kiln's own executor under this name: the build key.
-            targets[name] = { options: { kilnKey: key.key }, inputs: [] };
+            // The workspace runs kiln's own executor under this name: the build key, computed from the
+            // tsconfig the target builds with. The keyed file is filled in as tsConfig too (a target
+            // that names none takes it; one that names it names the same file). A target whose
+            // tsconfig differs from the keyed one, or whose configurations switch tsconfigs, is left
+            // unkeyed: Nx hashes it as usual (no semantic hits, never a wrong one).
+            const keyedFile = key.components?.tsconfig?.file;
+            if (!keyedFile || (def.tsconfig !== undefined && def.tsconfig !== keyedFile) || def.tsconfigConfigurations?.length) continue;
+            targets[name] = { options: { kilnKey: key.key, tsConfig: `{projectRoot}/${keyedFile}` }, inputs: [] };
           }
         }
         const buildName = options?.buildTargetName ?? 'build';

@@ -10,16 +10,34 @@ import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+interface SchemaProperty {
+  type: string;
+  description?: string;
+  default?: unknown;
+  enum?: string[];
+  items?: SchemaProperty;
+}
+
+/** The TypeScript type a JSON-schema property describes, spelled as schema.d.ts spells it. */
+function tsTypeOf(p: SchemaProperty): string {
+  if (p.enum) return p.enum.map((v) => `'${v}'`).join(' | ');
+  if (p.type === 'array') {
+    const item = tsTypeOf(p.items!);
+    return item.includes('|') ? `(${item})[]` : `${item}[]`;
+  }
+  return p.type;
+}
+
 const schema = JSON.parse(readFileSync(join(REPO, 'executors/build/schema.json'), 'utf8')) as {
   version: number;
-  properties: Record<string, { type: string; description?: string; default?: unknown }>;
+  properties: Record<string, SchemaProperty>;
   required?: string[];
   additionalProperties?: boolean;
 };
 
 describe('schema.json and schema.d.ts', () => {
   it('describes every option', () => {
-    expect(Object.keys(schema.properties).sort()).toEqual(['deleteOutputPath', 'kilnKey', 'outputPath', 'tsConfig']);
+    expect(Object.keys(schema.properties).sort()).toEqual(['deleteOutputPath', 'exclude', 'exports', 'formats', 'kilnKey', 'outputPath', 'tsConfig']);
     for (const [name, p] of Object.entries(schema.properties)) {
       expect(p.description?.length ?? 0, name).toBeGreaterThan(40);
     }
@@ -37,7 +55,7 @@ describe('schema.json and schema.d.ts', () => {
     );
     const required = new Set(schema.required ?? []);
     const fromSchema = Object.fromEntries(
-      Object.entries(schema.properties).map(([k, p]) => [k, { type: p.type, optional: !required.has(k) }]),
+      Object.entries(schema.properties).map(([k, p]) => [k, { type: tsTypeOf(p), optional: !required.has(k) }]),
     );
     expect(fromType).toEqual(fromSchema);
   });
@@ -64,7 +82,7 @@ describe('executors.json', () => {
 });
 
 describe('normalizeOptions', async () => {
-  const { normalizeOptions, interpolateOutput, outputsCover } = (await import(join(REPO, 'packages/nx/dist/executors/build/lib/normalize-options.js'))) as typeof import('../lib/normalize-options.js');
+  const { normalizeOptions, interpolateOutput, outputsCover, sharedOutputs } = (await import(join(REPO, 'packages/nx/dist/executors/build/lib/normalize-options.js'))) as typeof import('../lib/normalize-options.js');
   const context = (outputs?: string[]) =>
     ({
       root: '/ws',
@@ -78,15 +96,21 @@ describe('normalizeOptions', async () => {
     }) as never;
 
   it('resolves workspace-relative paths and defaults', () => {
-    expect(normalizeOptions({}, context())).toEqual({ workspaceRoot: '/ws', projectRoot: '/ws/libs/a', deleteOutputPath: true });
+    expect(normalizeOptions({}, context())).toEqual({ workspaceRoot: '/ws', projectRoot: '/ws/libs/a', deleteOutputPath: true, exports: true });
     expect(
-      normalizeOptions({ tsConfig: 'libs/a/tsconfig.lib.json', outputPath: 'dist/libs/a', deleteOutputPath: false, kilnKey: 'k' }, context(['{options.outputPath}'])),
+      normalizeOptions(
+        { tsConfig: 'libs/a/tsconfig.lib.json', outputPath: 'dist/libs/a', deleteOutputPath: false, kilnKey: 'k', formats: ['cjs', 'esm', 'cjs'], exports: false, exclude: ['**/*.stories.ts'] },
+        context(['{options.outputPath}']),
+      ),
     ).toEqual({
       workspaceRoot: '/ws',
       projectRoot: '/ws/libs/a',
       tsConfig: 'tsconfig.lib.json',
       outDir: '/ws/dist/libs/a',
       deleteOutputPath: false,
+      exports: false,
+      formats: ['cjs', 'esm'],
+      exclude: ['**/*.stories.ts'],
       declaredOutputs: ['dist/libs/a'],
     });
   });
@@ -99,6 +123,40 @@ describe('normalizeOptions', async () => {
     expect(outputsCover(['libs/a'], 'libs/a/dist')).toBe('yes');
     expect(outputsCover(['libs/a/dist'], 'libs/a/dist2')).toBe('no');
     expect(outputsCover(['libs/a/dist/**/*.js'], 'libs/a/dist')).toBe('unknown');
+  });
+
+  it("finds other targets' outputs in the build's directory (same, inside, containing; globs by their fixed part)", () => {
+    const ctx = {
+      root: '/ws',
+      projectName: 'a',
+      targetName: 'build',
+      projectsConfigurations: {
+        version: 2,
+        projects: {
+          a: {
+            root: 'libs/a',
+            targets: {
+              build: { outputs: ['{projectRoot}/dist'] },
+              typecheck: { outputs: ['{projectRoot}/dist/tsconfig.tsbuildinfo'] },
+              bundle: { outputs: ['{options.outputPath}'], options: { outputPath: 'libs/a/dist' } },
+              pack: { outputs: ['{projectRoot}'] },
+              docs: { outputs: ['{projectRoot}/**/*.md', '{projectRoot}/docs'] },
+              lint: { outputs: ['{options.outputFile}'] },
+              types: { outputs: ['{projectRoot}/dist/**/*.d.ts'] },
+            },
+          },
+          b: { root: 'libs/b', targets: { build: { outputs: ['{projectRoot}/dist', '{workspaceRoot}/libs/a/dist/b'] } } },
+        },
+      },
+    } as never;
+    expect(sharedOutputs(ctx, ['libs/a/dist']).map((s) => `${s.task} ${s.output}`)).toEqual([
+      'a:typecheck libs/a/dist/tsconfig.tsbuildinfo',
+      'a:bundle libs/a/dist',
+      'a:pack libs/a',
+      'a:types libs/a/dist/**/*.d.ts',
+      'b:build libs/a/dist/b',
+    ]);
+    expect(sharedOutputs(ctx, ['libs/a/lib'])).toEqual([expect.objectContaining({ task: 'a:pack' })]);
   });
 
   it('refuses a context without the project', () => {

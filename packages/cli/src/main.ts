@@ -26,6 +26,7 @@ import {
   explainToolKeyChange,
   KILN_BUILD_EXECUTOR,
   readTargetDefinitions,
+  buildKeyTsconfig,
   type KeyChange,
   type ToolKeyComponents,
   type ToolTargetSpec,
@@ -258,14 +259,19 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
     const ws = await discoverWorkspace(root);
     const targets: Record<string, ToolTargetSpec[]> = {};
     const shadowed: string[] = [];
+    // The tsconfig each build key reads: the one kiln's own build target compiles (as the plugin keys it).
+    const tsconfigs: Record<string, string> = {};
     for (const p of ws.projects) {
       if (p.root === '.' || p.root === '') continue;
-      for (const def of readTargetDefinitions(root, p.root, names).targets.values()) {
+      const defs = readTargetDefinitions(root, p.root, names).targets;
+      const tsconfig = buildKeyTsconfig(names.map((n) => defs.get(n)), plugin.tsConfig);
+      if (tsconfig !== undefined) tsconfigs[p.root] = tsconfig;
+      for (const def of defs.values()) {
         if (def.spec) (targets[p.root] ??= []).push(def.spec);
         if (def.inputs) shadowed.push(`${p.name}:${def.name} declares its own inputs in ${def.origin} (${JSON.stringify(def.inputs)}): they override kiln's, so raw file bytes stay in its hash and a comment edit is not a hit. Remove them (kiln's key covers the sources).`);
       }
     }
-    const keys = await computeWorkspaceKeys(root, { ...t, record: o.record, targets, ...(plugin.tsConfig ? { tsconfigs: Object.fromEntries(ws.projects.map((p) => [p.root, plugin.tsConfig!])) } : {}) });
+    const keys = await computeWorkspaceKeys(root, { ...t, record: o.record, targets, ...(Object.keys(tsconfigs).length ? { tsconfigs } : {}) });
     if (o.format === 'json') io.out(JSON.stringify(keys, null, 2));
     else {
       io.out(formatKeysText(keys));
@@ -305,12 +311,15 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
       }
       return;
     }
+    // The build key reads the tsconfig kiln's own build target compiles (as the plugin keys it).
+    const keyedDefs = readTargetDefinitions(o.workspace, project.root, keyedNames).targets;
+    const buildTsconfig = buildKeyTsconfig([mode === 'own' ? def : undefined, ...keyedNames.map((n) => keyedDefs.get(n))], plugin.tsConfig);
     const keys = await computeWorkspaceKeys(o.workspace, {
       ...treeOptions(o, io),
       roots: [project.root],
       record: true,
       ...(mode === 'tool' ? { targets: { [project.root]: [def!.spec!] } } : {}),
-      ...(plugin.tsConfig ? { tsconfigs: { [project.root]: plugin.tsConfig } } : {}),
+      ...(buildTsconfig !== undefined ? { tsconfigs: { [project.root]: buildTsconfig } } : {}),
     });
     const p = keys.projects.find((x) => x.root === project.root);
     const current = mode === 'tool' ? p?.targets?.[target] : p?.key && p.components ? { key: p.key, components: p.components } : undefined;

@@ -31,7 +31,7 @@ export { readLockfile, externalKeyPart, type Lockfile, type ExternalClosure, typ
 export { computeClosures, type ClosureResult, type ClosureFlavour } from './closure/closure.js';
 export { readTsconfig, findTsconfig, TSCONFIG_CANDIDATES, type TsconfigView } from './key/tsconfig.js';
 export { commandWords, bundlePolicy, toolOutputs, type ToolTargetSpec, type ToolKeyComponents, type BundlePolicy } from './key/tool-key.js';
-export { readTargetDefinitions, declaredOutputs, outputsOverlap, KILN_BUILD_EXECUTOR, type TargetDefinition, type TargetDefinitions } from './workspace/target-definitions.js';
+export { readTargetDefinitions, buildKeyTsconfig, declaredOutputs, outputsOverlap, KILN_BUILD_EXECUTOR, type TargetDefinition, type TargetDefinitions } from './workspace/target-definitions.js';
 export { manifestView, fullManifestDigest, type ManifestView } from './key/manifest.js';
 export {
   computeWorkspaceKeys,
@@ -47,6 +47,9 @@ export {
   compileProject,
   resolveBuildOutputs,
   resolveTypeScript,
+  DEFAULT_BUILD_EXCLUDE,
+  excluder,
+  type BuiltLayout,
   type CompileOptions,
   type CompileResult,
   type BuildDiagnostic,
@@ -64,6 +67,15 @@ export {
   type DifferenceReason,
   type TokenAt,
 } from './build/equivalence.js';
+export {
+  planLayouts,
+  manifestLeaves,
+  resolveConditions,
+  type Layout,
+  type LayoutPlan,
+  type ModuleFormat,
+  type PlanInput,
+} from './build/package-layout.js';
 export { blankNonMeaningfulComments, listComments, type BlankOptions, type CommentRange } from './build/blank-comments.js';
 export { checkAgainstFreshBuild, type FreshBuildCheck } from './build/soundness.js';
 export { recordComponents, readComponents, recordBuilt, readBuilt, recordsDir, type BuiltRecord } from './key/records.js';

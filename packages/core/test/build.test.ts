@@ -287,7 +287,8 @@ describe('compileProject: outputs', () => {
     const root = lib('outdir-src', { 'index.ts': 'export const a = 1;\n', 'keep.txt': 'not a build output\n' }, {
       'tsconfig.lib.json': JSON.stringify({ ...tsconfig, exclude: [] }),
     });
-    const r = await compileProject({ projectRoot: root });
+    // The fixture's package.json points at dist/, which this build does not write: not read here.
+    const r = await compileProject({ projectRoot: root, exports: false });
     expect(r.success).toBe(true);
     expect(r.diagnostics.map((d) => d.code)).toEqual(['KILN_BUILD_OUTDIR_NOT_CLEANED']);
     expect(listTree(join(root, 'src'))).toEqual(['index.d.ts', 'index.js', 'index.js.map', 'index.ts', 'keep.txt']);
@@ -297,7 +298,7 @@ describe('compileProject: outputs', () => {
     const root = lib('outdir-option', { 'index.ts': 'export const a = 1;\n' }, {
       'tsconfig.lib.json': TSCONFIG_WITH({ declarationDir: 'dist/types' }),
     });
-    const r = await compileProject({ projectRoot: root, outDir: 'build/out' });
+    const r = await compileProject({ projectRoot: root, outDir: 'build/out', exports: false });
     expect(r.success).toBe(true);
     expect(r.outputDirs).toEqual(['build/out']);
     expect(listTree(join(root, 'build/out'))).toEqual(['index.js', 'index.js.map', 'types/index.d.ts']);
@@ -308,9 +309,20 @@ describe('compileProject: outputs', () => {
     const root = lib('outside', { 'index.ts': 'export const a = 1;\n' });
     const out = tempDir('outside-out');
     dirs.push(out);
-    const r = await compileProject({ projectRoot: root, outDir: join(out, 'dist') });
+    const r = await compileProject({ projectRoot: root, outDir: join(out, 'dist'), exports: false });
     expect(r.diagnostics).toEqual([]);
     expect(JSON.parse(readFileSync(join(out, 'dist/index.js.map'), 'utf8')).sources[0]).toMatch(/^(\.\.\/)+.*\/src\/index\.ts$/);
+  });
+
+  it("an outDir elsewhere than package.json's entry points is KILN_EXPORTS_TARGET_MISSING, nothing written (no second folder)", async () => {
+    const root = lib('outdir-vs-manifest', { 'index.ts': 'export const a = 1;\n' });
+    const r = await compileProject({ projectRoot: root, outDir: 'build/out' });
+    expect(r.success).toBe(false);
+    expect(r.diagnostics.map((d) => [d.code, d.message])).toEqual([
+      ['KILN_EXPORTS_TARGET_MISSING', 'main points at dist/index.js, which does not exist and is outside the build output (build/out)'],
+      ['KILN_EXPORTS_TARGET_MISSING', 'types points at dist/index.d.ts, which does not exist and is outside the build output (build/out)'],
+    ]);
+    expect(existsSync(join(root, 'build'))).toBe(false);
   });
 
   it('flags an absolute sourceRoot, which would make clones disagree', async () => {

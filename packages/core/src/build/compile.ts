@@ -51,7 +51,7 @@
  *   for this machine's absolute project path (`KILN_BUILD_ABSOLUTE_PATH`), so two clones at different
  *   paths produce byte-identical output or say why not.
  */
-import { existsSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
@@ -61,6 +61,23 @@ import type { DiagnosticCode } from '../diagnostics/codes.js';
 import { typescript as kilnTypescript } from '../parse/typescript.js';
 import { blankSourceFileComments } from './blank-comments.js';
 import { findTsconfig, TSCONFIG_CANDIDATES } from '../key/tsconfig.js';
+import picomatch from 'picomatch';
+import { planLayouts, type Layout, type ModuleFormat } from './package-layout.js';
+import { findCjsBlockers, indexOutputs, writeLayouts } from './formats.js';
+
+/**
+ * Files the build does not compile or emit unless the `exclude` option says otherwise: tests, type
+ * tests, benchmarks, test folders, and tool configuration at the project root — whatever the
+ * tsconfig includes. Globs (picomatch) over paths relative to the project root.
+ */
+export const DEFAULT_BUILD_EXCLUDE: readonly string[] = [
+  '**/*.{test,spec,test-d,spec-d,bench}.{ts,tsx,mts,cts,js,jsx,mjs,cjs}',
+  '**/__tests__/**',
+  '**/__mocks__/**',
+  '{test,tests}/**',
+  '*.config.{ts,mts,cts,js,mjs,cjs}',
+  '*.config.*.{ts,mts,cts,js,mjs,cjs}',
+];
 
 export interface CompileOptions {
   /** The project (package) directory; absolute, or relative to the current directory. */
@@ -73,6 +90,24 @@ export interface CompileOptions {
   clean?: boolean;
   /** Directory that diagnostic and output paths are reported relative to (default: `projectRoot`). */
   relativeTo?: string;
+  /**
+   * Module formats to write (`esm`, `cjs`); default: what the package.json entry points ask for,
+   * and otherwise what the tsconfig emits. See package-layout.ts.
+   */
+  formats?: ModuleFormat[];
+  /** Read package.json `exports`/`main`/`module`/`types`/`bin` and write every build path they name (default true). */
+  exports?: boolean;
+  /** Globs (relative to the project root) of files not compiled or emitted; default DEFAULT_BUILD_EXCLUDE. */
+  exclude?: readonly string[];
+}
+
+/** A directory of outputs in one format, as the result reports it. */
+export interface BuiltLayout {
+  kind: 'js' | 'dts';
+  format: ModuleFormat;
+  /** Relative to `relativeTo`. */
+  dir: string;
+  ext: string;
 }
 
 /** A related location of a compiler diagnostic ("'x' is declared here"). */
@@ -100,6 +135,10 @@ export interface CompileResult {
   outputDirs: string[];
   /** Files written, relative to `relativeTo`, POSIX separators, sorted. Empty when the build failed. */
   emitted: string[];
+  /** The layouts written (JavaScript first); empty when the build failed before planning them. */
+  layouts: BuiltLayout[];
+  /** Files the tsconfig includes that the build left out (the exclude option), relative to `relativeTo`, sorted. */
+  excluded: string[];
   /** The compiler that compiled: its version and whether it is the workspace's or kiln's own. */
   typescript: { version: string; source: 'workspace' | 'kiln' };
   /** Wall time of each phase, in milliseconds (never part of any output). */
@@ -138,6 +177,8 @@ export async function compileProject(options: CompileOptions): Promise<CompileRe
     diagnostics: [],
     outputDirs: [],
     emitted: [],
+    layouts: [],
+    excluded: [],
     typescript: { version, source },
     timings,
   };
@@ -167,14 +208,29 @@ export async function compileProject(options: CompileOptions): Promise<CompileRe
   const opts = parsed.options;
   result.tsconfig = rel(configPath);
   result.outputDirs = outDirs.map(rel);
+
+  // Tests and tool configuration are neither compiled nor emitted (the exclude option).
+  const isExcluded = excluder(projectRoot, options.exclude ?? DEFAULT_BUILD_EXCLUDE);
+  const rootNames = parsed.fileNames.filter((f) => !isExcluded(f));
+  const excluded = parsed.fileNames.filter((f) => isExcluded(f));
+  result.excluded = excluded.map(rel).sort();
+  if (excluded.length && !opts.rootDir && !opts.composite) {
+    // Where `tsc -p` would put the outputs: the common directory of every source the tsconfig names.
+    const common = commonDirectory(parsed.fileNames.filter((f) => !/\.d\.[mc]?ts$/.test(f)));
+    if (common) opts.rootDir = common;
+  }
+  if (!rootNames.length && parsed.fileNames.length) {
+    return fail('KILN_TSCONFIG_INVALID', `every file ${rel(configPath)} includes is excluded from the build (the exclude option): ${result.excluded.slice(0, 5).join(', ')}`);
+  }
   lap('config');
 
   // ---- program and diagnostics
   let program: TS.Program;
+  let host: TS.CompilerHost;
   try {
-    const host = ts.createCompilerHost(opts, true);
+    host = ts.createCompilerHost(opts, true);
     program = ts.createProgram({
-      rootNames: parsed.fileNames,
+      rootNames,
       options: opts,
       projectReferences: parsed.projectReferences,
       host,
@@ -199,11 +255,12 @@ export async function compileProject(options: CompileOptions): Promise<CompileRe
     return fail('KILN_BUILD_COMPILER_FAILED', `the compiler failed checking the program: ${(e as Error).message}`);
   }
   addCompilerDiagnostics(result, ts, tsDiagnostics, rel, sanitize);
+  if (excluded.length) reportExcludedImports(ts, program, host, new Set(excluded.map((f) => resolve(f))), result, rel);
   lap('check');
   if (result.diagnostics.some((d) => d.severity === 'error')) return finish(result);
 
   // ---- emit (into memory)
-  const outputs = new Map<string, string>();
+  let outputs = new Map<string, string>();
   /** Source files whose text is swapped for the JavaScript emit, with both texts by file name. */
   const swapped = new Map<TS.SourceFile, string>();
   const originals = new Map<string, { blanked: string; original: string }>();
@@ -252,8 +309,13 @@ export async function compileProject(options: CompileOptions): Promise<CompileRe
     for (const [sf, text] of swapped) (sf as { text: string }).text = text;
   }
   addCompilerDiagnostics(result, ts, emitDiagnostics, rel, sanitize);
-  lap('emit');
   if (result.diagnostics.some((d) => d.severity === 'error')) return finish(result);
+
+  // ---- every layout the package needs (package-layout.ts), derived from the compiler's output (formats.ts)
+  const laid = await layOut(ts, program, opts, projectRoot, options, outputs, result, rel, sanitize);
+  if (!laid) return finish(result);
+  outputs = laid;
+  lap('emit');
 
   // ---- machine-independence check, then write
   // An absolute path starts at a delimiter; `../../work/x` (a relative path climbing to the root) is fine.
@@ -287,6 +349,167 @@ export async function compileProject(options: CompileOptions): Promise<CompileRe
   }
   lap('write');
   return finish(result);
+}
+
+/** Plan the layouts, check what CommonJS cannot express, and derive every layout's files. */
+async function layOut(
+  ts: typeof TS,
+  program: TS.Program,
+  opts: TS.CompilerOptions,
+  projectRoot: string,
+  options: CompileOptions,
+  outputs: Map<string, string>,
+  result: CompileResult,
+  rel: (abs: string) => string,
+  sanitize: (m: string) => string,
+): Promise<Map<string, string> | undefined> {
+  const manifestPath = join(projectRoot, 'package.json');
+  let manifest: Record<string, unknown> | undefined;
+  if (existsSync(manifestPath)) {
+    try {
+      manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as Record<string, unknown>;
+    } catch (e) {
+      result.diagnostics.push(diagnostic('KILN_MANIFEST_INVALID', sanitize(`${rel(manifestPath)}: ${(e as Error).message}`), { file: rel(manifestPath), producer: PRODUCER }));
+    }
+  }
+  // Without a package.json of its own, the package scope is the nearest one above (Node's rule).
+  const scopeManifest = manifest ?? { type: nearestPackageType(dirname(projectRoot)) };
+  const outDir = resolve(opts.outDir!);
+  const declarationDir = resolve(opts.declarationDir ?? opts.outDir!);
+  const primaryFormat = primaryJsFormat(ts, program, opts);
+  const primary = indexOutputs(outputs, outDir, declarationDir, primaryFormat);
+  const plan = planLayouts({
+    packageDir: projectRoot,
+    manifest: manifest ?? scopeManifest,
+    useManifest: options.exports !== false && manifest !== undefined,
+    outDir,
+    declarationDir,
+    jsModules: primary.jsModules,
+    dtsModules: primary.dtsModules,
+    primaryFormat,
+    ...(options.formats ? { formats: options.formats } : {}),
+  });
+  for (const p of plan.problems) {
+    const onManifest = p.code !== 'KILN_BUILD_FORMAT_UNAVAILABLE' && manifest !== undefined;
+    result.diagnostics.push(diagnostic(p.code, sanitize(p.message), { ...(onManifest ? { file: rel(manifestPath) } : {}), producer: PRODUCER }));
+  }
+  if (plan.problems.length) return undefined;
+  const transforms = plan.layouts.filter((l) => l.kind === 'js' && !l.primary && l.format === 'cjs' && primaryFormat === 'esm');
+  if (transforms.length) {
+    for (const sf of program.getSourceFiles()) {
+      if (sf.isDeclarationFile || program.isSourceFileFromExternalLibrary(sf) || program.isSourceFileDefaultLibrary(sf)) continue;
+      if (/\.(mts|cts|mjs|cjs|json)$/.test(sf.fileName)) continue; // .mts stays ESM in every layout
+      for (const b of findCjsBlockers(ts, sf)) {
+        const lc = ts.getLineAndCharacterOfPosition(sf, b.pos);
+        result.diagnostics.push(
+          diagnostic('KILN_BUILD_CJS_UNSUPPORTED', `${b.message} (this package also builds CommonJS: ${transforms.map((l) => `${rel(l.dir)}/*${l.ext}`).join(', ')})`, {
+            file: rel(sf.fileName),
+            line: lc.line + 1,
+            column: lc.character + 1,
+            producer: PRODUCER,
+          }),
+        );
+      }
+    }
+    if (result.diagnostics.some((d) => d.severity === 'error')) return undefined;
+  }
+  const { files, diagnostics } = await writeLayouts(ts, outputs, primary, plan.layouts);
+  for (const d of diagnostics) result.diagnostics.push(diagnostic(d.code, sanitize(d.message), { producer: PRODUCER }));
+  if (diagnostics.length) return undefined;
+  result.layouts = plan.layouts.map((l: Layout) => ({ kind: l.kind, format: l.format, dir: rel(l.dir), ext: l.ext }));
+  return files;
+}
+
+/** The format of the compiler's `.js` outputs: the module option, or the package scope under Node16/NodeNext. */
+function primaryJsFormat(ts: typeof TS, program: TS.Program, opts: TS.CompilerOptions): ModuleFormat {
+  const module = opts.module ?? ((opts.target ?? ts.ScriptTarget.ES5) >= ts.ScriptTarget.ES2015 ? ts.ModuleKind.ES2015 : ts.ModuleKind.CommonJS);
+  if (module >= ts.ModuleKind.Node16 && module <= ts.ModuleKind.NodeNext) {
+    for (const sf of program.getSourceFiles()) {
+      if (sf.isDeclarationFile || program.isSourceFileFromExternalLibrary(sf) || !/\.(tsx?|jsx?)$/.test(sf.fileName)) continue;
+      return sf.impliedNodeFormat === ts.ModuleKind.ESNext ? 'esm' : 'cjs';
+    }
+    return 'cjs';
+  }
+  const esm: number[] = [ts.ModuleKind.ES2015, ts.ModuleKind.ES2020, ts.ModuleKind.ES2022, ts.ModuleKind.ESNext, 200 /* Preserve */];
+  return esm.includes(module) ? 'esm' : 'cjs';
+}
+
+function nearestPackageType(from: string): 'module' | 'commonjs' {
+  for (let d = from; ; d = dirname(d)) {
+    const p = join(d, 'package.json');
+    if (existsSync(p)) {
+      try {
+        return (JSON.parse(readFileSync(p, 'utf8')) as { type?: string }).type === 'module' ? 'module' : 'commonjs';
+      } catch {
+        return 'commonjs';
+      }
+    }
+    if (dirname(d) === d) return 'commonjs';
+  }
+}
+
+/** A matcher for the exclude globs, over paths relative to the project root (never outside it). */
+export function excluder(projectRoot: string, patterns: readonly string[]): (file: string) => boolean {
+  if (!patterns.length) return () => false;
+  const match = picomatch([...patterns], { dot: true });
+  return (file) => {
+    const r = relative(projectRoot, resolve(file));
+    if (!r || r.startsWith('..') || isAbsolute(r)) return false;
+    return match(toPosix(r));
+  };
+}
+
+function commonDirectory(files: string[]): string | undefined {
+  if (!files.length) return undefined;
+  let common = dirname(resolve(files[0]!));
+  for (const f of files) {
+    while (!isInside(resolve(f), common)) {
+      const up = dirname(common);
+      if (up === common) return undefined;
+      common = up;
+    }
+  }
+  return common;
+}
+
+/** An excluded file that a built module imports (so the compiler pulled it in): where it is imported. */
+function reportExcludedImports(
+  ts: typeof TS,
+  program: TS.Program,
+  host: TS.CompilerHost,
+  excluded: Set<string>,
+  result: CompileResult,
+  rel: (abs: string) => string,
+): void {
+  const pulled = program.getSourceFiles().filter((sf) => excluded.has(resolve(sf.fileName)));
+  if (!pulled.length) return;
+  const options = program.getCompilerOptions();
+  for (const sf of program.getSourceFiles()) {
+    if (sf.isDeclarationFile || program.isSourceFileFromExternalLibrary(sf) || excluded.has(resolve(sf.fileName))) continue;
+    const visit = (node: TS.Node): void => {
+      let spec: TS.Expression | undefined;
+      if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier) spec = node.moduleSpecifier;
+      else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) spec = node.arguments[0];
+      else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference)) spec = node.moduleReference.expression;
+      if (spec && ts.isStringLiteralLike(spec)) {
+        const mode = program.getModeForUsageLocation?.(sf, spec);
+        const r = ts.resolveModuleName(spec.text, sf.fileName, options, host, undefined, undefined, mode).resolvedModule;
+        if (r && excluded.has(resolve(r.resolvedFileName))) {
+          const lc = ts.getLineAndCharacterOfPosition(sf, spec.getStart(sf));
+          result.diagnostics.push(
+            diagnostic('KILN_BUILD_EXCLUDED_IMPORTED', `${rel(sf.fileName)} imports ${rel(r.resolvedFileName)}, which the build excludes (tests and tool configuration are not emitted)`, {
+              file: rel(sf.fileName),
+              line: lc.line + 1,
+              column: lc.character + 1,
+              producer: PRODUCER,
+            }),
+          );
+        }
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(sf);
+  }
 }
 
 type LoadedConfig =

@@ -30,12 +30,33 @@ export const CODES = {
       'The output is not the same in two clones at different paths, so they cannot share cache entries, and a restored artifact points at a directory that may not exist on the machine that restores it. The build itself succeeded.',
     hint: 'Remove absolute paths from the tsconfig (sourceRoot, mapRoot, paths that reach outside the workspace); kiln names sources relative to each map.',
   },
+  KILN_BUILD_CJS_UNSUPPORTED: {
+    severity: 'error',
+    title: 'Code that a CommonJS build cannot express',
+    meaning:
+      'The package asks for a CommonJS build (a require condition, a .cjs path, or formats: ["cjs"]), and a module uses top-level await or an import.meta property CommonJS has no equivalent for (import.meta.url, .dirname and .filename are translated; import.meta.resolve, import.meta.env and import.meta itself are not). Nothing was written.',
+    hint: 'Move the top-level await into a function, or read the value some other way; or drop the CommonJS build (remove the require condition, or set formats to ["esm"]).',
+  },
   KILN_BUILD_COMPILER_FAILED: {
     severity: 'error',
     title: 'The TypeScript compiler failed unexpectedly',
     meaning:
       'The compiler threw instead of reporting diagnostics. Nothing was written and the build failed.',
     hint: 'Run `tsc -p <tsconfig>` in the project to see whether the compiler fails on its own; if it does not, report it to kiln with the project that triggered it.',
+  },
+  KILN_BUILD_EXCLUDED_IMPORTED: {
+    severity: 'error',
+    title: 'A built module imports a file the build excludes',
+    meaning:
+      'Tests and tool config files (the exclude option) are not emitted, but a module the build emits imports one of them, so the built package would fail to load. Nothing was written.',
+    hint: 'Move what the library needs out of the test or config file, or narrow the build option exclude so the file is built.',
+  },
+  KILN_BUILD_FORMAT_UNAVAILABLE: {
+    severity: 'error',
+    title: 'The build tsconfig cannot produce the module format the package needs',
+    meaning:
+      'kiln compiles once to ECMAScript modules and derives CommonJS from that; this tsconfig makes the compiler emit CommonJS (module CommonJS, or Node16/NodeNext in a package without "type": "module"), so there is no ESM to publish where the package asks for it. Nothing was written.',
+    hint: 'Set compilerOptions.module to "ESNext" or "Preserve" (moduleResolution "Bundler") in the build tsconfig, or make the package "type": "module"; or drop the ESM entries (import conditions, .mjs paths) from package.json.',
   },
   KILN_BUILD_NO_OUTDIR: {
     severity: 'error',
@@ -50,6 +71,13 @@ export const CODES = {
     meaning:
       'Removing it would have removed the project or its sources, so only the files this build writes were replaced. Files left there by earlier builds (of sources since renamed or deleted) can still reach the cache.',
     hint: 'Point outDir (or the target option outputPath) at a directory that holds only build output, such as dist.',
+  },
+  KILN_BUILD_OUTPUTS_SHARED: {
+    severity: 'error',
+    title: "The build's output directory is another target's declared output",
+    meaning:
+      'Another Nx target declares outputs in the directory this build writes (the same directory, one inside it, or one that contains it). Nx restores a cached output by replacing it, so restoring one target deletes files the other wrote (a tsbuildinfo, a bundle), and emptying the directory before this build would too. Nothing was written.',
+    hint: 'Give the kiln build its own directory (the tsconfig outDir, or the option outputPath, with package.json pointing there), or move the other target\'s outputs elsewhere.',
   },
   KILN_BUILD_WRITE_FAILED: {
     severity: 'error',
@@ -84,6 +112,20 @@ export const CODES = {
     title: 'A source file is empty',
     meaning: 'The module has no declarations and no statements; its module digest is that of an empty module.',
     hint: 'Nothing to fix unless the file was truncated by accident.',
+  },
+  KILN_EXPORTS_FORMAT_CONFLICT: {
+    severity: 'error',
+    title: 'package.json asks for a module format the path cannot hold',
+    meaning:
+      'A condition and the file it points at disagree: a require condition on a file Node loads as ESM (.mjs, or .js in a "type": "module" scope), an import condition on a .cjs file, one path under both, or types in one format for JavaScript in the other (TypeScript would type the package wrongly for that consumer). The build does not guess which was meant; nothing was written.',
+    hint: 'Give each condition a file of its format: .cjs / .d.cts for require and .js / .d.ts for import in a "type": "module" package (.js / .d.ts and .mjs / .d.mts otherwise), and put types inside each of the import and require branches.',
+  },
+  KILN_EXPORTS_TARGET_MISSING: {
+    severity: 'error',
+    title: 'package.json points at a file the build does not produce',
+    meaning:
+      'An exports condition (or main, module, types, bin) names a JavaScript or declaration file that does not exist and that no source of the build compiles to, or one outside the build output directory, so a consumer resolving it would fail. Nothing was written.',
+    hint: 'Point the entry at a path the build writes (the outDir, named after a source file), add the missing source, or set outputPath to a directory that holds every built path. Set the build option exports to false to build without reading package.json.',
   },
   KILN_FILE_TOO_LARGE: {
     severity: 'warning',

@@ -1,13 +1,14 @@
 /**
  * Manifest relevance (SPEC §4): a build keys on the package.json fields that can reach its output —
- * `name`, `type`, `exports`/`main`/`module`/`types`/`typings`, `imports`, `sideEffects`, and the *names*
- * of dependencies — never on `version`, `scripts`, version ranges (the workspace graph and the
+ * `name`, `type`, `exports`/`main`/`module`/`types`/`typings`, `imports`, `sideEffects`, `bin` and
+ * `publishConfig` (kiln's build writes every layout these name — publishConfig holds the entry points
+ * pnpm and yarn publish in their place, see build/package-layout.ts), and the *names* of dependencies — never on `version`, `scripts`, version ranges (the workspace graph and the
  * lockfile resolve those) or unrelated devDependencies. A target that publishes the manifest keys on
  * all of it.
  */
 import { digestParts } from '../digest/hash.js';
 
-const BUILD_FIELDS = ['name', 'type', 'exports', 'main', 'module', 'types', 'typings', 'imports', 'sideEffects'] as const;
+const BUILD_FIELDS = ['name', 'type', 'exports', 'main', 'module', 'types', 'typings', 'imports', 'sideEffects', 'bin', 'publishConfig'] as const;
 
 export interface ManifestView {
   fields: Record<string, unknown>;

@@ -31,6 +31,14 @@ export interface TargetDefinition {
    * bytes do too, so a comment edit is no longer a hit. Reported as a shadowing note.
    */
   inputs?: unknown[];
+  /**
+   * kiln's own executor: the tsconfig its `tsConfig` option names, relative to the project (POSIX);
+   * absent when the option is not set (the executor's default search). The build key must be computed
+   * from this same file, or a change to the tsconfig that builds would keep the key (a wrong hit).
+   */
+  tsconfig?: string;
+  /** kiln's own executor: configurations whose `tsConfig` names another file than `tsconfig` (one key cannot cover them). */
+  tsconfigConfigurations?: string[];
 }
 
 export interface TargetDefinitions {
@@ -76,6 +84,25 @@ function optionPaths(workspaceRoot: string, root: string, value: unknown, out: S
     for (const candidate of [p, posix.join(root, p)]) if (existsSync(join(workspaceRoot, candidate))) out.add(posix.normalize(candidate));
   } else if (Array.isArray(value)) value.forEach((v) => optionPaths(workspaceRoot, root, v, out));
   else if (isObject(value)) Object.values(value).forEach((v) => optionPaths(workspaceRoot, root, v, out));
+}
+
+/**
+ * The tsconfig a project's build key is computed from (project-relative), or undefined for the
+ * default search: the file kiln's own build target names in its `tsConfig` option (the first such
+ * definition given), else `fallback` (the plugin option `tsConfig`) — the order in which the executor
+ * picks the file it compiles. The plugin, `kiln keys` and `kiln explain-miss` all use it, so the key
+ * they compute is the key of the file the build reads.
+ */
+export function buildKeyTsconfig(definitions: Iterable<TargetDefinition | undefined>, fallback?: string): string | undefined {
+  for (const d of definitions) if (d && !d.spec && d.tsconfig !== undefined) return d.tsconfig;
+  return fallback;
+}
+
+/** A path option of kiln's executor (`{projectRoot}/x`, workspace-relative `libs/a/x`) → project-relative POSIX. */
+function projectRelative(root: string, value: unknown): string | undefined {
+  if (typeof value !== 'string' || !value) return undefined;
+  const p = posix.normalize(value.replace(/\{projectRoot\}/g, root).replace(/^\{workspaceRoot\}\/?/, '').replace(/^\.\//, ''));
+  return posix.relative(root === '.' ? '' : root, p) || '.';
 }
 
 /** Output paths, project-relative where they are inside the project (`{options.outputPath}` resolved). */
@@ -145,7 +172,12 @@ export function readTargetDefinitions(workspaceRoot: string, root: string, names
     }
     const def: TargetDefinition = { name, origin, executor };
     if (Array.isArray(merged.inputs)) def.inputs = merged.inputs;
-    if (executor !== KILN_BUILD_EXECUTOR) {
+    if (executor === KILN_BUILD_EXECUTOR) {
+      const own = projectRelative(root, options.tsConfig);
+      if (own !== undefined) def.tsconfig = own;
+      const others = Object.entries(configurations).filter(([, c]) => isObject(c) && c.tsConfig !== undefined && projectRelative(root, c.tsConfig) !== def.tsconfig);
+      if (others.length) def.tsconfigConfigurations = others.map(([k]) => k).sort();
+    } else {
       const paths = new Set<string>();
       optionPaths(workspaceRoot, root, options, paths);
       optionPaths(workspaceRoot, root, configurations, paths);
