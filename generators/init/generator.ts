@@ -4,14 +4,21 @@
  * workspace-wide `targetDefaults.build.inputs` (e.g. `production`) would put raw source bytes back
  * into the hash; a target default keyed by kiln's executor takes precedence over the `build` one and
  * keeps `inputs: []`. Idempotent: running it twice changes nothing.
+ *
+ * First of all it checks that kiln can run in the workspace (its Nx version, this Node.js): where it
+ * cannot, it throws kiln's diagnostic and changes nothing (Nx exits non-zero); on an Nx newer than kiln
+ * was tested with it warns and goes on.
  */
-import { formatFiles, readNxJson, updateNxJson, type Tree } from '@nx/devkit';
+import { formatFiles, logger, readNxJson, updateNxJson, type Tree } from '@nx/devkit';
+import compat from '../../plugins/src/compat.cjs';
 import type { InitGeneratorSchema } from './schema.js';
 
 export const PLUGIN = '@kiln/nx';
 export const EXECUTOR = '@kiln/nx:build';
 
 export default async function initGenerator(tree: Tree, options: InitGeneratorSchema = {}): Promise<void> {
+  const support = await compat.assertSupported(tree.root);
+  if (support.untested) logger.warn(`kiln: ${support.untested} It may work; if it does not, remove "${PLUGIN}" from the plugins of nx.json.`);
   const nxJson = readNxJson(tree) ?? {};
   const plugins = nxJson.plugins ?? [];
   if (!plugins.some((p) => (typeof p === 'string' ? p : p.plugin) === PLUGIN)) {
