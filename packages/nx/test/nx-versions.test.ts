@@ -2,8 +2,8 @@
  * kiln on every Nx major it claims (issue 11, point 4), each from a real install out of the npm registry:
  * a fresh workspace per Nx version with kiln's packed tarball (tools/pack.mjs), nothing linked from this
  * repository. For Nx 21, 22, 23 and 24: `nx g @kiln/nx:init` registers the plugin, the plugin loads
- * (`nx show projects`, `nx graph --file`), kiln's inferred targets and keys and its dependency edge are in
- * the graph, and the inferred build runs. For Nx 20 (below the supported range): npm refuses the install
+ * (`nx graph --file`), kiln's inferred targets and keys and its dependency edge are in the graph, and the
+ * inferred build runs. For Nx 20 (below the supported range): npm refuses the install
  * (kiln's `nx` peer range), and, forced past that, init refuses with KILN_NX_UNSUPPORTED and leaves
  * nx.json unchanged, and a plugin registered by hand fails every graph build with the same message.
  *
@@ -89,13 +89,10 @@ describe.each(RUN)('Nx %s', (_major, version) => {
     expect((await ws.readJson('nx.json')).plugins).toContain('@kiln/nx');
     expect(init.output).not.toContain('kiln:'); // no warning on a tested major
 
-    const projects = await ws.nx(['show', 'projects']);
-    expect(projects.code, projects.output).toBe(0);
-    expect(projects.stdout.split('\n').map((l) => l.trim()).filter(Boolean).sort()).toEqual(['@fresh/a', '@fresh/b']);
-
     const graph = await ws.nx(['graph', '--file=graph.json']);
     expect(graph.code, graph.output).toBe(0);
     const { graph: g } = await ws.readJson('graph.json');
+    expect(Object.keys(g.nodes).sort()).toEqual(['@fresh/a', '@fresh/b']);
     for (const name of ['@fresh/a', '@fresh/b']) {
       const build = g.nodes[name].data.targets.build;
       expect(build, name).toMatchObject({ executor: '@kiln/nx:build', inputs: [] });
@@ -104,12 +101,18 @@ describe.each(RUN)('Nx %s', (_major, version) => {
     }
     expect(g.dependencies['@fresh/b'].map((d: { target: string }) => d.target)).toContain('@fresh/a');
 
-    const build = await ws.nx(['run-many', '-t', 'build']);
-    expect(build.code, build.output).toBe(0);
-    expect(existsSync(join(ws.root, 'packages/a/dist/index.js'))).toBe(true);
-    expect(existsSync(join(ws.root, 'packages/b/dist/index.d.ts'))).toBe(true);
     const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
-    console.log(`Nx ${version}: init ${s(init.durationMs)}, show projects ${s(projects.durationMs)}, graph ${s(graph.durationMs)}, run-many build ${s(build.durationMs)}`);
+    let built = '';
+    // The build (executors are require()d by Nx too) on every major of the full matrix; in the suite on
+    // Nx 22 only (Nx 24 builds in e2e.test.ts and the other Nx tests).
+    if (MATRIX !== '22,24' || version === SUPPORTED[22]) {
+      const build = await ws.nx(['run-many', '-t', 'build']);
+      expect(build.code, build.output).toBe(0);
+      expect(existsSync(join(ws.root, 'packages/a/dist/index.js'))).toBe(true);
+      expect(existsSync(join(ws.root, 'packages/b/dist/index.d.ts'))).toBe(true);
+      built = `, run-many build ${s(build.durationMs)}`;
+    }
+    console.log(`Nx ${version}: init ${s(init.durationMs)}, graph ${s(graph.durationMs)}${built}`);
   });
 });
 
