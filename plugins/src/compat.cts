@@ -8,7 +8,7 @@
  * time; every check reads what it needs when called.
  *
  * What each bound rests on:
- *   - Nx 21 to 24: the majors tested on real installs (packages/nx/test/install.test.ts). Older majors
+ *   - Nx 21 to 24: the majors tested on real installs (packages/nx/test/nx-versions.test.ts; Nx 20 is refused there too). Older majors
  *     are refused. A newer major is not refused (a plugin that stops a workspace after an Nx upgrade
  *     breaks every `nx` command): the plugin runs, init warns that it is untested.
  *   - Node.js ^20.19 || >=22.12: every Nx major loads executors and generators with require(); kiln's
