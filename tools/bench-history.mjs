@@ -260,7 +260,8 @@ for (let i = 0; i < shas.length; i++) {
             own: h(JSON.stringify([c.declarations, c.modules, c.files])),
             manifest: c.manifest?.digest ?? '',
             tsconfig: c.tsconfig?.digest ?? '',
-            externals: h(JSON.stringify(c.externals)),
+            // Versions and transitive lockfile closures (key schema 3).
+            externals: h(JSON.stringify([c.externals, Object.entries(c.closures ?? {}).map(([k, v]) => [k, v.digest])])),
             deps: h(JSON.stringify(Object.entries(c.dependencies).map(([k, v]) => [k, v.digest]))),
             toolchain: h(JSON.stringify(c.toolchain)),
           }

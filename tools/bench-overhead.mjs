@@ -296,7 +296,7 @@ try {
   await floor.writeJson(`node_modules/${NOOP}/package.json`, { name: NOOP, version: '0.0.0', main: 'index.js' });
   await floor.write(`node_modules/${NOOP}/index.js`, "exports.createNodesV2 = ['**/package.json', async (files) => files.map((f) => [f, {}])];\n");
   workspaces.push(plain, kiln, floor);
-  await kiln.runNx(['g', '@kiln/nx:init', '--no-interactive'], { env: envAll });
+  await kiln.runNx(['g', '@kiln/nx:init', '--addBuildTargets', '--no-interactive'], { env: envAll });
   const nxJson = await kiln.readJson('nx.json');
   if (!nxJson.plugins?.includes('@kiln/nx')) throw new Error('the init generator did not register @kiln/nx');
   await kiln.commit('nx g @kiln/nx:init');

@@ -17,9 +17,9 @@ const show = (run) => {
 };
 
 try {
-  step('1. A fresh Nx 24 workspace with five TypeScript libraries; register kiln (nx g @kiln/nx:init)');
+  step('1. A fresh Nx 24 workspace with five TypeScript libraries; register kiln (nx g @kiln/nx:init --addBuildTargets: the libraries have no build target, so kiln adds its own)');
   const ws = await createWorkspace('workspace-basic', { prepare: (w) => w.removePackageNxConfig() });
-  await ws.runNx(['g', '@kiln/nx:init', '--no-interactive']);
+  await ws.runNx(['g', '@kiln/nx:init', '--addBuildTargets', '--no-interactive']);
   await ws.commit('register kiln');
   console.log(`  nx.json plugins: ${JSON.stringify((await ws.readJson('nx.json')).plugins)} — each library gets an inferred build target keyed by kiln`);
 

@@ -1,52 +1,103 @@
 /**
- * `nx add @kiln/nx` / `nx g @kiln/nx:init`: register the kiln plugin in nx.json and make sure the
- * inferred build target keeps its semantic key. Target defaults override what plugins infer, so a
- * workspace-wide `targetDefaults.build.inputs` (e.g. `production`) would put raw source bytes back
- * into the hash; a target default keyed by kiln's executor takes precedence over the `build` one and
- * keeps `inputs: []`. Idempotent: running it twice changes nothing.
+ * `nx add @kiln/nx` / `nx g @kiln/nx:init`: register the kiln plugin in nx.json and make sure keyed
+ * targets keep their semantic key. Target defaults override what plugins infer, so a workspace-wide
+ * `targetDefaults.build.inputs` (e.g. `production`) would put raw source bytes back into the hash:
+ * a filtered default for projects tagged `kiln-keyed` keeps kiln's inputs for the targets the
+ * workspace defines (lib/target-defaults.ts), and a default keyed by kiln's executor keeps
+ * `inputs: []` for kiln's own build targets (added only with `--addBuildTargets`). Idempotent:
+ * running it twice changes nothing.
  *
  * First of all it checks that kiln can run in the workspace (its Nx version, this Node.js): where it
  * cannot, it throws kiln's diagnostic and changes nothing (Nx exits non-zero); on an Nx newer than kiln
  * was tested with it warns and goes on.
  *
- * It loads nothing of Nx: nx.json is read and written through the Tree Nx hands it, so it runs whatever
- * `@nx/devkit` the workspace has, or none (kiln has no runtime dependency on `@nx/devkit`, whose major
- * must match the workspace's Nx). Formatting uses the workspace's own `@nx/devkit` where it resolves.
+ * kiln has no runtime dependency on `@nx/devkit` (whose major must match the workspace's Nx): nx.json
+ * is read and written through the Tree Nx hands it, and the workspace's own `@nx/devkit` is used where
+ * it resolves (file walk honouring ignores, logger, formatting); without one, a plain walk of the Tree
+ * (no node_modules, no dot folders), console warnings and no formatting.
  */
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { NxJsonConfiguration, Tree } from '@nx/devkit';
 import compat from '../../plugins/src/compat.cjs';
+import { shadowedTargets, withKeyedTargetDefaults } from './lib/target-defaults.js';
 import type { InitGeneratorSchema } from './schema.js';
 
 export const PLUGIN = '@kiln/nx';
 export const EXECUTOR = '@kiln/nx:build';
 
+/** The workspace's Nx major, from its installed `nx` (undefined where none resolves). */
+function nxMajor(root: string): number | undefined {
+  try {
+    const version = (createRequire(join(root, 'package.json'))('nx/package.json') as { version: string }).version;
+    return Number(version.split('.')[0]);
+  } catch {
+    return undefined;
+  }
+}
+
+type Devkit = typeof import('@nx/devkit');
+
+/** The workspace's own `@nx/devkit`, where it resolves from the workspace root. */
+async function workspaceDevkit(root: string): Promise<Devkit | undefined> {
+  try {
+    const file = createRequire(join(root, 'package.json')).resolve('@nx/devkit');
+    return (await import(pathToFileURL(file).href)) as Devkit;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Every file of the Tree but node_modules and dot folders (used where the workspace has no @nx/devkit). */
+function visitFiles(tree: Tree, dir: string, visit: (path: string) => void): void {
+  for (const name of tree.children(dir)) {
+    const path = dir ? `${dir}/${name}` : name;
+    if (tree.isFile(path)) visit(path);
+    else if (name !== 'node_modules' && !name.startsWith('.')) visitFiles(tree, path, visit);
+  }
+}
+
 export default async function initGenerator(tree: Tree, options: InitGeneratorSchema = {}): Promise<void> {
   const support = await compat.assertSupported(tree.root);
-  if (support.untested) console.warn(`kiln: ${support.untested} It may work; if it does not, remove "${PLUGIN}" from the plugins of nx.json.`);
+  const devkit = await workspaceDevkit(tree.root);
+  const warn = (m: string) => (devkit ? devkit.logger.warn(m) : console.warn(m));
+  if (support.untested) warn(`kiln: ${support.untested} It may work; if it does not, remove "${PLUGIN}" from the plugins of nx.json.`);
   const nxJson: NxJsonConfiguration = tree.exists('nx.json') ? (JSON.parse(tree.read('nx.json', 'utf-8') ?? '{}') as NxJsonConfiguration) : {};
   const plugins = nxJson.plugins ?? [];
-  if (!plugins.some((p) => (typeof p === 'string' ? p : p.plugin) === PLUGIN)) {
-    nxJson.plugins = [...plugins, PLUGIN];
+  const targets = options.targets?.length ? options.targets : ['build'];
+  const pluginOptions: Record<string, unknown> = {
+    ...(options.targets?.length ? { targets } : {}),
+    ...(options.addBuildTargets ? { addBuildTargets: true } : {}),
+  };
+  const index = plugins.findIndex((p) => (typeof p === 'string' ? p : p.plugin) === PLUGIN);
+  if (index < 0) {
+    nxJson.plugins = [...plugins, Object.keys(pluginOptions).length ? { plugin: PLUGIN, options: pluginOptions } : PLUGIN];
+  } else if (Object.keys(pluginOptions).length) {
+    // Asked again with options: they are merged into the registration (never removed).
+    const current = plugins[index]!;
+    const merged = { plugin: PLUGIN, ...(typeof current === 'string' ? {} : current), options: { ...(typeof current === 'string' ? {} : (current.options as object | undefined)), ...pluginOptions } };
+    nxJson.plugins = plugins.map((p, i) => (i === index ? merged : p));
   }
   const defaults = nxJson.targetDefaults ?? {};
   if (!defaults[EXECUTOR]) {
     nxJson.targetDefaults = { ...defaults, [EXECUTOR]: { inputs: [], cache: true, dependsOn: ['^build'] } };
   }
+  const major = nxMajor(tree.root);
+  const keyed = withKeyedTargetDefaults(nxJson.targetDefaults as Record<string, unknown>, targets, major === undefined || major >= 24);
+  nxJson.targetDefaults = keyed.targetDefaults as typeof nxJson.targetDefaults;
+  for (const n of keyed.notes) warn(`kiln: ${n}`);
+  const manifests = new Map<string, unknown>();
+  const visitNotIgnored = devkit ? (fn: (path: string) => void) => devkit.visitNotIgnoredFiles(tree, '', fn) : (fn: (path: string) => void) => visitFiles(tree, '', fn);
+  visitNotIgnored((path) => {
+    if (!/(^|\/)(project|package)\.json$/.test(path) || path.includes('node_modules/')) return;
+    try {
+      manifests.set(path, JSON.parse(tree.read(path, 'utf-8') ?? 'null'));
+    } catch {
+      // not ours to report: Nx reports malformed project files itself
+    }
+  });
+  for (const line of shadowedTargets(manifests, targets)) warn(`kiln: ${line}`);
   tree.write('nx.json', JSON.stringify(nxJson, null, 2) + '\n');
-  if (!options.skipFormat) await formatWithWorkspaceDevkit(tree);
-}
-
-/** The workspace's `@nx/devkit` formatFiles (prettier, where the workspace has it); nothing without one. */
-async function formatWithWorkspaceDevkit(tree: Tree): Promise<void> {
-  let devkit: string;
-  try {
-    devkit = createRequire(join(tree.root, 'package.json')).resolve('@nx/devkit');
-  } catch {
-    return;
-  }
-  const { formatFiles } = (await import(pathToFileURL(devkit).href)) as typeof import('@nx/devkit');
-  await formatFiles(tree);
+  if (!options.skipFormat && devkit) await devkit.formatFiles(tree);
 }

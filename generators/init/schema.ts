@@ -1,4 +1,8 @@
 /** Options of the init generator; kept equal to schema.json (a test compares them). */
 export interface InitGeneratorSchema {
   skipFormat?: boolean;
+  /** Targets kiln keys where the workspace defines them (default: build). */
+  targets?: string[];
+  /** Add kiln's own build target to TypeScript libraries that have none. */
+  addBuildTargets?: boolean;
 }

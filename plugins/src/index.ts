@@ -21,21 +21,36 @@ import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { CreateDependencies, CreateNodesContextV2, CreateNodesResult, CreateNodesV2, DependencyType, RawProjectGraphDependency, TargetConfiguration } from '@nx/devkit';
-import type { ProjectKey, WorkspaceKeys } from '@kiln/core';
+import type { CreateDependencies, CreateNodesContextV2, CreateNodesResult, CreateNodesV2, DependencyType, PostTasksExecution, RawProjectGraphDependency, TargetConfiguration } from '@nx/devkit';
+import type { ProjectKey, ToolTargetSpec, WorkspaceKeys } from '@kiln/core';
 import { codegraphTarget } from './codegraph-target.js';
 
 /** node:fs as loaded, before any recording wraps it: the snapshot's own stats are never recorded. */
 const fsSync = { statSync, lstatSync, readdirSync };
 
 export interface KilnPluginOptions {
-  /** Name of the inferred build target (default `build`). */
+  /**
+   * Targets kiln keys where the workspace already defines them — package.json scripts, project.json,
+   * package.json `nx.targets` — whatever their executor (default `['build']`). The target keeps its
+   * executor, command, outputs and dependsOn; kiln adds its key to the options and replaces the raw
+   * file inputs (the key covers them).
+   */
+  targets?: string[];
+  /**
+   * Add kiln's own build target (executor `@kiln/nx:build`) to TypeScript libraries that have no
+   * target of that name (default false: kiln never adds a target that can fail unless asked).
+   */
+  addBuildTargets?: boolean;
+  /** Name of kiln's own build target where it adds one (default `build`). */
   buildTargetName?: string;
-  /** Tsconfig names tried, per project, in order (default tsconfig.lib.json, tsconfig.build.json, tsconfig.json). */
+  /** Tsconfig names tried, per project, in order (default tsconfig.lib.json, tsconfig.build.json, tsconfig.json); also the one keyed. */
   tsConfig?: string;
   /** Name of the inferred code-graph target (default `codegraph`); `false`: no such target. */
   codegraphTargetName?: string | false;
 }
+
+/** The tag kiln gives every project with a keyed target; `nx g @kiln/nx:init` filters target defaults on it. */
+export const KILN_KEYED_TAG = 'kiln-keyed';
 
 export const KILN_BUILD_EXECUTOR = '@kiln/nx:build';
 
@@ -57,7 +72,57 @@ interface Edges {
  * roots it considered. Nx calls createNodes and then createDependencies in every graph build, in the
  * same worker; createDependencies takes them (once), so a later graph build can never see them.
  */
-let latest: { workspaceRoot: string; considered: Set<string>; edges: Edges[] } | undefined;
+let latest: { workspaceRoot: string; considered: Set<string>; edges: Edges[]; keyed: Keyed[] } | undefined;
+
+/** A target kiln keyed: createDependencies checks that the key reached Nx's merged configuration. */
+interface Keyed {
+  root: string;
+  target: string;
+  key: string;
+  /** kiln's own build executor (options.kilnKey) or a tool target (options.kiln.key). */
+  own: boolean;
+}
+
+/** The environment variables the keys read: NODE_ENV and what keyed targets declare. */
+function envOfKeys(keys: WorkspaceKeys): Record<string, string> {
+  const names = new Set(['NODE_ENV']);
+  for (const p of keys.projects) for (const t of Object.values(p.targets ?? {})) for (const n of Object.keys(t.components.env)) names.add(n);
+  return Object.fromEntries([...names].sort().map((n) => [n, envDigest(n)]));
+}
+
+function keyedTargetNames(options: KilnPluginOptions | undefined): string[] {
+  const names = options?.targets ?? ['build'];
+  return [...new Set(names.filter((n) => typeof n === 'string' && n.length > 0))];
+}
+
+/**
+ * What kiln infers over a target the workspace defines: no executor (so Nx merges it with the
+ * definition whatever its executor, instead of replacing one or the other), the key in an object
+ * option (hashed by Nx up front on every path; `nx:run-commands` forwards only scalar options to the
+ * command, `nx:run-script` ignores options but `script`), and inputs without raw file bytes or
+ * `AllExternalDependencies` — the key holds the semantic sources, every other file by content and
+ * the resolved versions it needs.
+ */
+function keyedTarget(key: string): TargetConfiguration {
+  return {
+    options: { kiln: { key } },
+    inputs: [{ externalDependencies: [] }],
+  };
+}
+
+function collectKeyed(results: NodesResults, names: readonly string[]): Keyed[] {
+  const out: Keyed[] = [];
+  for (const [, r] of results) {
+    for (const [root, project] of Object.entries(r.projects ?? {})) {
+      for (const name of names) {
+        const opts = project.targets?.[name]?.options as { kiln?: { key?: string }; kilnKey?: string } | undefined;
+        if (opts?.kiln?.key) out.push({ root, target: name, key: opts.kiln.key, own: false });
+        else if (opts?.kilnKey) out.push({ root, target: name, key: opts.kilnKey, own: true });
+      }
+    }
+  }
+  return out;
+}
 
 function isLibraryRoot(core: Core, workspaceRoot: string, root: string, preferred?: string): boolean {
   if (root === '.' || root === '') return false;
@@ -73,7 +138,7 @@ export const createNodesV2: CreateNodesV2<KilnPluginOptions> = [
     const considered = new Set(configFiles.map((f) => dirname(f)));
     if (memo.hit) {
       stats.hits++;
-      latest = { workspaceRoot, considered, edges: memo.hit.edges };
+      latest = { workspaceRoot, considered, edges: memo.hit.edges, keyed: memo.hit.keyed ?? [] };
       return memo.hit.results;
     }
 
@@ -84,27 +149,68 @@ export const createNodesV2: CreateNodesV2<KilnPluginOptions> = [
     const recording = startRecording(workspaceRoot, [cacheDir(workspaceRoot), storeDir(), resolve(core.defaultStoreDir()), join(tmpdir(), 'kiln-code-cache'), ...kilnCodeDirs()]);
     let results: NodesResults;
     let keys: WorkspaceKeys | undefined;
+    let keyed: Keyed[] = [];
     try {
-      const roots = configFiles.map((f) => dirname(f)).filter((r) => isLibraryRoot(core, workspaceRoot, r, options?.tsConfig));
-      keys = roots.length ? await core.computeWorkspaceKeys(workspaceRoot, { roots, record: true }) : undefined;
+      const keyedNames = keyedTargetNames(options);
+      const candidates = configFiles.map((f) => dirname(f)).filter((r) => r !== '.' && r !== '');
+      const definitions = new Map(candidates.map((r) => [r, core.readTargetDefinitions(workspaceRoot, r, keyedNames)]));
+      const libraries = candidates.filter((r) => isLibraryRoot(core, workspaceRoot, r, options?.tsConfig));
+      const toolSpecs: Record<string, ToolTargetSpec[]> = {};
+      for (const [root, defs] of definitions) {
+        const specs = [...defs.targets.values()].flatMap((d) => (d.spec ? [d.spec] : []));
+        if (specs.length) toolSpecs[root] = specs;
+      }
+      const roots = [...new Set([...libraries, ...Object.keys(toolSpecs)])].sort();
+      keys = roots.length
+        ? await core.computeWorkspaceKeys(workspaceRoot, {
+            roots,
+            record: true,
+            targets: toolSpecs,
+            ...(options?.tsConfig ? { tsconfigs: Object.fromEntries(libraries.map((r) => [r, options.tsConfig!])) } : {}),
+          })
+        : undefined;
       const byRoot = new Map<string, ProjectKey>((keys?.projects ?? []).map((p) => [p.root, p]));
       results = configFiles.map((file): [string, CreateNodesResult] => {
         const root = dirname(file);
         const key = byRoot.get(root);
-        // No key (an unreadable manifest, no tsconfig): no inferred target; `kiln keys` says why.
-        if (!key?.key) return [file, {}];
+        const defs = definitions.get(root)?.targets ?? new Map();
+        const targets: Record<string, TargetConfiguration> = {};
+        let tagged = false;
+        for (const name of keyedNames) {
+          const def = defs.get(name);
+          if (def?.spec) {
+            const toolKey = key?.targets?.[name]?.key;
+            if (!toolKey) continue;
+            targets[name] = keyedTarget(toolKey);
+            tagged = true;
+          } else if (def && key?.key) {
+            // The workspace runs kiln's own executor under this name: the build key.
+            targets[name] = { options: { kilnKey: key.key }, inputs: [] };
+          }
+        }
         const buildName = options?.buildTargetName ?? 'build';
-        const targets: Record<string, TargetConfiguration> = { [buildName]: buildTarget(core, workspaceRoot, root, key, options) };
-        const graphName = options?.codegraphTargetName ?? 'codegraph';
-        if (graphName !== false) targets[graphName] = codegraphTarget(root, tsconfigOf(core, workspaceRoot, root, key, options), key.key, buildName);
-        return [file, { projects: { [root]: { targets } } }];
+        // No key (an unreadable manifest, no tsconfig): no kiln target; `kiln keys` says why.
+        if (key?.key) {
+          if (options?.addBuildTargets && !defs.has(buildName) && !targets[buildName]) {
+            const own = buildTarget(core, workspaceRoot, root, key, options);
+            const clash = core.declaredOutputs(workspaceRoot, root).find((d) => d.target !== buildName && core.outputsOverlap(d.output, own.outputs![0]!));
+            // Never declare outputs another target owns: a cache restore of one would delete the other's files.
+            if (clash) process.stderr.write(`kiln: warning: no ${buildName} target added to ${root}: its output ${own.outputs![0]} overlaps ${clash.output}, declared by the project's "${clash.target}" target. Fix: give the tsconfig another outDir, or define the build target yourself.\n`);
+            else targets[buildName] = own;
+          }
+          const graphName = options?.codegraphTargetName ?? 'codegraph';
+          if (graphName !== false && !defs.has(graphName)) targets[graphName] = codegraphTarget(root, tsconfigOf(core, workspaceRoot, root, key, options), key.key, buildName);
+        }
+        if (!Object.keys(targets).length) return [file, {}];
+        return [file, { projects: { [root]: { targets, ...(tagged ? { tags: [KILN_KEYED_TAG] } : {}) } } }];
       });
+      keyed = collectKeyed(results, keyedNames);
     } finally {
       recording.stop();
     }
     const edges = edgesOf(keys);
-    latest = { workspaceRoot, considered, edges };
-    if (keys) await writeMemo(workspaceRoot, { id, results, edges }, keys, memo.memo, memo.before, recording);
+    latest = { workspaceRoot, considered, edges, keyed };
+    if (keys) await writeMemo(workspaceRoot, { id, results, edges, keyed, env: envOfKeys(keys) }, keys, memo.memo, memo.before, recording);
     return results;
   },
 ];
@@ -126,7 +232,7 @@ function buildTarget(core: Core, workspaceRoot: string, root: string, key: Proje
     // Everything a build's output can depend on is in the key; raw bytes are not inputs.
     inputs: [],
     outputs: [output],
-    dependsOn: ['^build'],
+    dependsOn: [`^${options?.buildTargetName ?? 'build'}`],
     cache: true,
     options: {
       tsConfig: `{projectRoot}/${tsconfigName}`,
@@ -156,6 +262,7 @@ export const createDependencies: CreateDependencies<KilnPluginOptions> = async (
     if (!roots.length) return [];
     edges = edgesOf(await core.computeWorkspaceKeys(context.workspaceRoot, { roots: roots.sort(), record: true }));
   }
+  if (mine && mine.workspaceRoot === context.workspaceRoot) warnShadowed(mine.keyed, context.projects);
   const nameOf = new Map(Object.entries(context.projects).map(([name, p]) => [p.root, name]));
   const projectByPackage = new Map<string, string>();
   for (const p of edges) {
@@ -175,6 +282,62 @@ export const createDependencies: CreateDependencies<KilnPluginOptions> = async (
   return deps;
 };
 
+/**
+ * After a run, each keyed task that succeeded (ran or restored) is recorded as built with the key
+ * the graph carried, so `kiln explain-miss` can say what moved since — also for targets kiln does not
+ * run. The key comes from the graph memo of the graph build the tasks ran with (this hook runs in a
+ * plugin worker of its own). Explanation only: nothing here reaches a hash; errors are swallowed.
+ */
+export const postTasksExecution: PostTasksExecution<KilnPluginOptions> = async (_options, context) => {
+  try {
+    const memo = await readMemo(context.workspaceRoot);
+    if (!memo?.keyed.length) return;
+    const byTask = new Map(memo.keyed.map((k) => [`${k.root}\0${k.target}`, k.key]));
+    const done = Object.values(context.taskResults).filter((r) => r.status === 'success' || r.status === 'local-cache' || r.status === 'local-cache-kept-existing' || r.status === 'remote-cache');
+    let core: Core | undefined;
+    for (const r of done) {
+      const key = r.task.projectRoot !== undefined ? byTask.get(`${r.task.projectRoot}\0${r.task.target.target}`) : undefined;
+      if (!key) continue;
+      core ??= await loadCore();
+      await core.recordBuilt(context.workspaceRoot, r.task.target.project, r.task.target.target, key);
+    }
+  } catch {
+    // A record that cannot be written costs an explanation, nothing else.
+  }
+};
+
+/**
+ * Nx merges what plugins infer with project.json, package.json and target defaults; this is the only
+ * place that sees the result. A keyed target whose key did not land (another definition replaced
+ * kiln's) or whose inputs were overridden (raw bytes back in the hash: correct, but no semantic hits)
+ * is named, once per graph build, with the definition that won and the fix.
+ */
+function warnShadowed(keyed: readonly Keyed[], projects: Record<string, { root: string; targets?: Record<string, TargetConfiguration> }>): void {
+  const byRoot = new Map(Object.entries(projects).map(([name, p]) => [p.root, { name, p }]));
+  const notLanded: string[] = [];
+  /** Overriding inputs (as JSON) → the targets they apply to: one line per cause, not per target. */
+  const overridden = new Map<string, string[]>();
+  for (const k of keyed) {
+    const entry = byRoot.get(k.root);
+    if (!entry) continue;
+    const t = entry.p.targets?.[k.target];
+    const opts = t?.options as { kiln?: { key?: string }; kilnKey?: string } | undefined;
+    const landed = k.own ? opts?.kilnKey === k.key : opts?.kiln?.key === k.key;
+    const where = `${entry.name}:${k.target}`;
+    if (!landed) notLanded.push(`${where} (${t?.executor ?? 'no executor'})`);
+    else if (!k.own && JSON.stringify(t?.inputs ?? null) !== JSON.stringify([{ externalDependencies: [] }])) {
+      const cause = JSON.stringify(t?.inputs ?? 'default');
+      overridden.set(cause, [...(overridden.get(cause) ?? []), where]);
+    }
+  }
+  const list = (xs: string[]) => `${xs.slice(0, 4).join(', ')}${xs.length > 4 ? ` and ${xs.length - 4} more` : ''}`;
+  const lines: string[] = [];
+  if (notLanded.length) lines.push(`not keyed: the target Nx resolved does not carry kiln's key — another plugin or definition replaced it: ${list(notLanded)}. Fix: define the target in project.json or package.json (kiln keys those), or leave it out of the plugin's "targets".`);
+  for (const [cause, where] of overridden) {
+    lines.push(`inputs ${cause} (from targetDefaults or the target's own definition) override kiln's for ${list(where)}: the key is in the hash, but so are raw file bytes and every external dependency, so a comment edit is not a hit. Fix: \`nx g @kiln/nx:init\` (a target default for projects tagged ${KILN_KEYED_TAG}), or remove the target's own "inputs".`);
+  }
+  if (lines.length) process.stderr.write(`kiln: ${lines.map((l) => `warning: ${l}`).join('\nkiln: ')}\n`);
+}
 
 // ---------------------------------------------------------------------------------------------
 // The memo across graph builds
@@ -213,9 +376,13 @@ interface Memo {
   why: string;
   results: NodesResults;
   edges: Edges[];
+  /** Targets keyed (for createDependencies' check that the keys landed). */
+  keyed: Keyed[];
+  /** Environment variables a key read (NODE_ENV, those keyed targets declare) → a digest of the value. */
+  env: Record<string, string>;
 }
 
-const MEMO_FORMAT = 2;
+const MEMO_FORMAT = 3;
 const cacheDir = (workspaceRoot: string) => join(workspaceRoot, 'node_modules', '.cache', 'kiln');
 const memoFile = (workspaceRoot: string) => join(cacheDir(workspaceRoot), 'graph-memo.json');
 /** Files changed this recently may be followed by a same-timestamp write (coarse file-system clocks): not memoised. */
@@ -240,12 +407,19 @@ function memoId(configFiles: readonly string[], options: KilnPluginOptions | und
   return JSON.stringify({ files: [...configFiles].sort(), options: options ?? {}, env, node: process.version });
 }
 
+/** An environment variable's value as a memo compares it (never stored in clear). */
+function envDigest(name: string): string {
+  const v = process.env[name];
+  return v === undefined ? 'unset' : createHash('sha256').update(v).digest('hex').slice(0, 32);
+}
+
 async function readMemo(workspaceRoot: string): Promise<Memo | undefined> {
   try {
     const memo = JSON.parse(await readFile(memoFile(workspaceRoot), 'utf8')) as Memo;
     const strings = (a: unknown) => Array.isArray(a) && a.every((x) => typeof x === 'string');
     if (memo.format !== MEMO_FORMAT || typeof memo.id !== 'string' || typeof memo.fingerprint !== 'string') return undefined;
-    if (!strings(memo.skip) || !strings(memo.probes) || !Array.isArray(memo.results) || !Array.isArray(memo.edges)) return undefined;
+    if (!strings(memo.skip) || !strings(memo.probes) || !Array.isArray(memo.results) || !Array.isArray(memo.edges) || !Array.isArray(memo.keyed)) return undefined;
+    if (!memo.env || typeof memo.env !== 'object') return undefined;
     return memo;
   } catch {
     return undefined;
@@ -255,7 +429,8 @@ async function readMemo(workspaceRoot: string): Promise<Memo | undefined> {
 async function lookupMemo(workspaceRoot: string, id: string): Promise<{ hit?: Memo; memo?: Memo; before?: Snapshot }> {
   const memo = await readMemo(workspaceRoot);
   const before = snapshot(workspaceRoot, memo?.skip ?? [], memo?.probes ?? []);
-  if (memo && before && memo.id === id && memo.fingerprint !== '' && fingerprint(before, memo.skip, before.probes).digest === memo.fingerprint) return { hit: memo };
+  const envSame = (m: Memo) => Object.entries(m.env).every(([k, v]) => envDigest(k) === v);
+  if (memo && before && memo.id === id && memo.fingerprint !== '' && envSame(memo) && fingerprint(before, memo.skip, before.probes).digest === memo.fingerprint) return { hit: memo };
   return { ...(memo ? { memo } : {}), ...(before ? { before } : {}) };
 }
 
@@ -271,13 +446,13 @@ async function lookupMemo(workspaceRoot: string, id: string): Promise<{ hit?: Me
  */
 async function writeMemo(
   workspaceRoot: string,
-  answer: Pick<Memo, 'id' | 'results' | 'edges'>,
+  answer: Pick<Memo, 'id' | 'results' | 'edges' | 'keyed' | 'env'>,
   keys: WorkspaceKeys,
   old: Memo | undefined,
   before: Snapshot | undefined,
   recording: Recording,
 ): Promise<void> {
-  const outputs = outputsOf(answer.results);
+  const outputs = [...new Set([...outputsOf(answer.results), ...toolOutputsOf(keys)])];
   // Every path read, and every directory above one.
   const read = new Set<string>();
   for (const f of [...readByKeys(keys), ...recording.inside]) {
@@ -321,6 +496,11 @@ async function writeMemo(
   } catch {
     // A memo that cannot be written costs time on the next graph build, nothing else.
   }
+}
+
+/** The folders tool keys never read (their targets' outputs), workspace-relative: the memo may skip them. */
+function toolOutputsOf(keys: WorkspaceKeys): string[] {
+  return keys.projects.flatMap((p) => Object.values(p.targets ?? {}).flatMap((t) => t.outputs.map((o) => posixJoin(p.root, o))));
 }
 
 /** The inferred targets' output directories inside their project (workspace-relative, POSIX). */

@@ -1,5 +1,6 @@
 // Fresh Nx workspaces installed from the registry, as a user has them: a root package.json that names
-// `nx` (an exact version), nx.json, and two TypeScript libraries (`@fresh/b` imports `@fresh/a`).
+// `nx` (an exact version), nx.json, and three TypeScript libraries: `@fresh/b` imports `@fresh/a`
+// (neither has a build target), `@fresh/c` has a `build` script.
 // Nothing is linked from the kiln repository: kiln comes from its packed tarball (tools/pack.mjs).
 //
 //   const ws = await freshWorkspace(dir, { nx: '22.6.5', pm: 'npm', extraDevDependencies: { '@kiln/nx': 'file:./kiln-nx-0.1.0.tgz' } });
@@ -76,6 +77,11 @@ export async function freshWorkspace(dir, { nx, pm, devDependencies = {}, env = 
   await json('packages/b/package.json', { name: '@fresh/b', version: '1.0.0', type: 'module', dependencies: { '@fresh/a': workspaceDep } });
   await json('packages/b/tsconfig.json', tsconfig);
   await writeFile(join(dir, 'packages/b/src/index.ts'), "import { inc } from '@fresh/a';\nexport const twice = (n: number): number => inc(inc(n));\n");
+  // @fresh/c has a build target of its own (a package.json script): kiln keys it without running it.
+  await mkdir(join(dir, 'packages/c/src'), { recursive: true });
+  await json('packages/c/package.json', { name: '@fresh/c', version: '1.0.0', type: 'module', scripts: { build: 'node -e "require(\'fs\').mkdirSync(\'dist\',{recursive:true})"' } });
+  await json('packages/c/tsconfig.json', tsconfig);
+  await writeFile(join(dir, 'packages/c/src/index.ts'), 'export const c = 1;\n');
   const git = await exec('git', ['init', '-q', '.'], { cwd: dir, env });
   if (git.code !== 0) throw new Error(git.output);
 

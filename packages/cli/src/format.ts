@@ -86,9 +86,21 @@ export function formatKeysText(k: WorkspaceKeys): string {
     lines.push(`  manifest     ${short(c.manifest?.digest)}  fields ${Object.keys(c.manifest?.fields ?? {}).join(', ') || '-'}; dependencies ${c.manifest?.dependencies.join(', ') || '-'}`);
     lines.push(`  tsconfig     ${c.tsconfig?.file ?? '-'} ${short(c.tsconfig?.digest)}`);
     const ext = Object.entries(c.externals);
-    lines.push(`  externals    ${ext.length ? ext.map(([n, v]) => `${n}@${v}`).join(', ') : '-'}`);
+    // With the number of packages each one's lockfile closure holds (`react@18.3.1 (+1)`).
+    const deps = (n: string) => (c.closures?.[n] ? ` (+${c.closures[n]!.packages.length}${c.closures[n]!.widened ? ', whole lockfile' : ''})` : '');
+    lines.push(`  externals    ${ext.length ? ext.map(([n, v]) => `${n}@${v}${deps(n)}`).join(', ') : '-'}`);
     lines.push(`  toolchain    ${Object.entries(c.toolchain).map(([n, v]) => `${n} ${v}`).join(', ')}`);
     if (p.surface) lines.push(`  offers       surface ${short(p.surface.digest)} (${p.surface.mode})`);
+  }
+  for (const p of k.projects) {
+    for (const [name, t] of Object.entries(p.targets ?? {})) {
+      const c = t.components;
+      lines.push('');
+      lines.push(`${p.project}:${name}  (${p.root})  target key ${short(t.key)}  — ${c.command.split('\n')[0]}`);
+      lines.push(`  own          ${Object.keys(c.declarations).length} declarations, ${Object.keys(c.modules).length} modules, ${Object.keys(c.files).length} other files (by content)`);
+      lines.push(`  tools        ${Object.entries(c.tools).map(([n, v]) => `${n}@${v}`).join(', ') || '-'}; workspace dependencies ${c.bundles === 'never' ? 'by surface (never bundled)' : c.bundles === 'all' ? 'bundled (full closure)' : 'external where runtime dependencies, else bundled'}`);
+      for (const [dep, s] of Object.entries(c.dependencies)) lines.push(`  dependency   ${dep}  ${short(s.digest)} (${s.mode}${s.reason ? `: ${s.reason}` : ''})`);
+    }
   }
   return lines.join('\n');
 }

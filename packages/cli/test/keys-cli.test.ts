@@ -22,9 +22,18 @@ function kiln(cwd: string, ...args: string[]) {
   return { code: r.status, out: r.stdout, err: r.stderr };
 }
 
-async function workspace(name: string): Promise<string> {
+/** The fixture workspace; `bare`: without the libraries' own build targets (kiln's executor builds them). */
+async function workspace(name: string, { bare = false } = {}): Promise<string> {
   const dir = join(tmp, name);
   await cp(join(root, 'fixtures/workspace-basic'), dir, { recursive: true, filter: (s) => !s.includes('node_modules') });
+  if (bare) {
+    for (const lib of ['base', 'left', 'right', 'top', 'tail']) {
+      const f = join(dir, 'libs', lib, 'package.json');
+      const json = JSON.parse(await readFile(f, 'utf8'));
+      delete json.nx;
+      await writeFile(f, JSON.stringify(json, null, 2));
+    }
+  }
   return dir;
 }
 
@@ -40,6 +49,22 @@ describe('kiln keys', () => {
     expect(json.projects).toHaveLength(5);
     expect(json.projects[0].components.toolchain.typescript).toBe('5.9.3');
     expect(JSON.stringify(json)).not.toContain(tmp);
+    // The libraries' own build targets (nx:run-commands tsc) are keyed too: tsc never bundles.
+    expect(text.out).toMatch(/@fx\/left:build {2}\(libs\/left\) {2}target key [0-9a-f]{12} {2}— tsc -p libs\/left\/tsconfig.lib.json/);
+    expect(text.out).toMatch(/tools {8}typescript@5\.9\.3; workspace dependencies by surface \(never bundled\)/);
+    expect(json.projects[1].targets.build.components).toMatchObject({ runner: 'tool', bundles: 'never', tools: { typescript: '5.9.3' } });
+  });
+
+  it('warns when a keyed target declares inputs of its own', async () => {
+    const ws = await workspace('shadowed');
+    const f = join(ws, 'libs/top/package.json');
+    const json = JSON.parse(await readFile(f, 'utf8'));
+    json.nx.targets.build.inputs = ['production', '^production'];
+    await writeFile(f, JSON.stringify(json, null, 2));
+    const r = kiln(ws, 'keys');
+    expect(r.code).toBe(0);
+    expect(r.err).toMatch(/warning: @fx\/top:build declares its own inputs in package.json#nx/);
+    expect(r.err.match(/declares its own inputs/g)).toHaveLength(1);
   });
 
   it('works in a pnpm workspace without Nx, with the same keys', async () => {
@@ -64,7 +89,7 @@ describe('kiln keys', () => {
 
 describe('kiln explain-miss', () => {
   it('says nothing moved for a hit, and names what moved for a miss', async () => {
-    const ws = await workspace('explain');
+    const ws = await workspace('explain', { bare: true });
     const never = kiln(ws, 'explain-miss', '@fx/base:build');
     expect(never.code).toBe(0);
     expect(never.out).toMatch(/no build recorded/);
@@ -92,10 +117,31 @@ describe('kiln explain-miss', () => {
     expect(tail.status).toBe('hit');
   });
 
+  it("explains a target kiln keys but does not run (the workspace's own nx:run-commands tsc build)", async () => {
+    const ws = await workspace('explain-tool');
+    const never = JSON.parse(kiln(ws, 'explain-miss', '@fx/base:build', '--format', 'json').out);
+    expect(never).toMatchObject({ status: 'never-built', keyed: 'package.json#nx (nx:run-commands)' });
+    // What the plugin's postTasksExecution records after a run: the key each task ran with.
+    for (const lib of ['base', 'left']) {
+      const k = JSON.parse(kiln(ws, 'explain-miss', `@fx/${lib}:build`, '--format', 'json').out).key;
+      await recordBuilt(ws, `@fx/${lib}`, 'build', k);
+    }
+    expect(JSON.parse(kiln(ws, 'explain-miss', '@fx/left:build', '--format', 'json').out).status).toBe('hit');
+    const greet = join(ws, 'libs/base/src/greet.ts');
+    await writeFile(greet, (await readFile(greet, 'utf8')).replace('export function greet(name: string): string', 'export function greet(name: string, loud = false): string'));
+    const miss = kiln(ws, 'explain-miss', '@fx/base:build');
+    expect(miss.out).toMatch(/declaration +changed +typescript:@fx\/base\/\/src\/greet#greet:function\n\s+semantic digest moved/);
+    const dep = JSON.parse(kiln(ws, 'explain-miss', '@fx/left:build', '--format', 'json').out);
+    expect(dep.status).toBe('miss');
+    expect(dep.changes).toEqual([expect.objectContaining({ category: 'dependency', subject: '@fx/base', detail: expect.stringMatching(/public surface changed: @fx\/base#greet/) })]);
+  });
+
   it('rejects bad specs with exit 2 and unknown projects with exit 1', async () => {
     const ws = await workspace('bad');
     expect(kiln(ws, 'explain-miss', 'nocolon').code).toBe(2);
-    expect(kiln(ws, 'explain-miss', '@fx/base:test').code).toBe(2);
+    const other = kiln(ws, 'explain-miss', '@fx/base:test');
+    expect(other.code).toBe(0);
+    expect(other.out).toMatch(/^@fx\/base:test: not keyed by kiln — the project defines no "test" target/);
     const unknown = kiln(ws, 'explain-miss', '@fx/nope:build');
     expect(unknown.code).toBe(1);
     expect(unknown.err).toMatch(/KILN_NOT_FOUND/);

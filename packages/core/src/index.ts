@@ -27,10 +27,11 @@ export { listSourceFiles } from './view/files.js';
 export { readPackageInfo, type PackageInfo } from './view/package.js';
 export { sha256Hex, digestParts } from './digest/hash.js';
 export { discoverWorkspace, expandPatterns, parsePnpmWorkspace, type Workspace, type WorkspaceProject } from './workspace/discover.js';
-export { readLockfile, type Lockfile } from './workspace/lockfile.js';
+export { readLockfile, externalKeyPart, type Lockfile, type ExternalClosure, type ExternalKeyPart } from './workspace/lockfile.js';
 export { computeClosures, type ClosureResult, type ClosureFlavour } from './closure/closure.js';
 export { readTsconfig, findTsconfig, TSCONFIG_CANDIDATES, type TsconfigView } from './key/tsconfig.js';
 export { commandWords, bundlePolicy, toolOutputs, type ToolTargetSpec, type ToolKeyComponents, type BundlePolicy } from './key/tool-key.js';
+export { readTargetDefinitions, declaredOutputs, outputsOverlap, KILN_BUILD_EXECUTOR, type TargetDefinition, type TargetDefinitions } from './workspace/target-definitions.js';
 export { manifestView, fullManifestDigest, type ManifestView } from './key/manifest.js';
 export {
   computeWorkspaceKeys,
@@ -66,7 +67,7 @@ export {
 export { blankNonMeaningfulComments, listComments, type BlankOptions, type CommentRange } from './build/blank-comments.js';
 export { checkAgainstFreshBuild, type FreshBuildCheck } from './build/soundness.js';
 export { recordComponents, readComponents, recordBuilt, readBuilt, recordsDir, type BuiltRecord } from './key/records.js';
-export { explainKeyChange, type KeyChange, type ChangeCategory } from './key/explain.js';
+export { explainKeyChange, explainToolKeyChange, type KeyChange, type ChangeCategory } from './key/explain.js';
 export { createGraphSession, exportGraph, forgetGraphMemos, GraphSession, graphText, type GraphExportOptions, type GraphExportPhases, type GraphExportResult } from './graph/export.js';
 export { readGraph, writeGraph, isOpaqueRecord, isKnownRecord, type GraphDocument, type ReadGraphOptions } from './graph/read.js';
 export { graphSchema, graphSchemaPath, validateGraphRecord } from './graph/schema.js';

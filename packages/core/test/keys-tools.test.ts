@@ -191,6 +191,19 @@ describe('rollup (JavaScript, its config)', () => {
   };
   it('a comment edit: hit, equivalent output', () => expectHit('rollup-comment', c, { 'packages/app/src/index.js': (s) => s.replace('// the app', '// the app, documented') }));
   it('a body edit: miss', () => expectMiss('rollup-body', c, { 'packages/app/src/math.js': (s) => s.replace('n * 2', 'n + n') }));
+  it('a file outside the project that the config imports: miss, and the output differs', () =>
+    expectObservedMiss(
+      'rollup-shared',
+      {
+        ...c,
+        files: {
+          ...c.files,
+          'shared/banner.mjs': `export const banner = '/*! shared v1 */';\n`,
+          'packages/app/rollup.config.mjs': `import { banner } from '../../shared/banner.mjs';\nexport default { input: 'src/index.js', output: { file: 'dist/index.js', format: 'es', banner } };\n`,
+        },
+      },
+      { 'shared/banner.mjs': (s) => s.replace('v1', 'v2') },
+    ));
   it('a config edit: miss', () => expectMiss('rollup-config', c, { 'packages/app/rollup.config.mjs': (s) => s.replace("format: 'es'", "format: 'es', banner: '/*! v1 */'") }));
 });
 

@@ -29,7 +29,7 @@ let scratch: string;
 beforeAll(async () => {
   scratch = await mkdtemp(join(tmpdir(), 'kiln-e2e-'));
   ws = await createWorkspace('workspace-basic', { prepare: (w) => w.removePackageNxConfig() });
-  const init = await ws.runNx(['g', '@kiln/nx:init', '--no-interactive']);
+  const init = await ws.runNx(['g', '@kiln/nx:init', '--addBuildTargets', '--no-interactive']);
   expect(init.code).toBe(0);
   baseline = await ws.commit('register kiln');
   const first = await ws.runNx(BUILD);
@@ -114,7 +114,7 @@ describe('nx build with kiln keys (real Nx, real git)', () => {
   it('the init generator registered the plugin; running it twice changes nothing; builds are keyed by kiln', async () => {
     const nxJson = await ws.readJson('nx.json');
     expect(nxJson.plugins).toContain('@kiln/nx');
-    const again = await ws.runNx(['g', '@kiln/nx:init', '--no-interactive']);
+    const again = await ws.runNx(['g', '@kiln/nx:init', '--addBuildTargets', '--no-interactive']);
     expect(again.code).toBe(0);
     expect(await ws.git('status', '--porcelain', 'nx.json')).toBe('');
     const second = await ws.runNx(BUILD);

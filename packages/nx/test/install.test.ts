@@ -97,7 +97,7 @@ describe.each(PMS)('%s', (pm) => {
     expect(Object.keys(manifest.devDependencies).sort()).toEqual(['@kiln/cli', '@kiln/nx', 'nx']);
     expect(manifest.pnpm?.overrides ?? manifest.overrides ?? manifest.resolutions).toBeUndefined();
 
-    const init = await ws.nx(['g', '@kiln/nx:init', '--no-interactive']);
+    const init = await ws.nx(['g', '@kiln/nx:init', '--addBuildTargets', '--no-interactive']);
     expect(init.code, init.output).toBe(0);
     expect((await ws.readJson('nx.json')).plugins).toContain('@kiln/nx');
 

@@ -84,15 +84,15 @@ describe.each(RUN)('Nx %s', (_major, version) => {
     const ws = await installs.get(version)!;
     expect(await ws.readJson('node_modules/nx/package.json')).toMatchObject({ version });
 
-    const init = await ws.nx(['g', '@kiln/nx:init', '--no-interactive']);
+    const init = await ws.nx(['g', '@kiln/nx:init', '--addBuildTargets', '--no-interactive']);
     expect(init.code, init.output).toBe(0);
     expect((await ws.readJson('nx.json')).plugins).toContain('@kiln/nx');
-    expect(init.output).not.toContain('kiln:'); // no warning on a tested major
+    expect(init.output).not.toContain('is tested with'); // no "untested" warning on a tested major
 
     const graph = await ws.nx(['graph', '--file=graph.json']);
     expect(graph.code, graph.output).toBe(0);
     const { graph: g } = await ws.readJson('graph.json');
-    expect(Object.keys(g.nodes).sort()).toEqual(['@fresh/a', '@fresh/b']);
+    expect(Object.keys(g.nodes).sort()).toEqual(['@fresh/a', '@fresh/b', '@fresh/c']);
     for (const name of ['@fresh/a', '@fresh/b']) {
       const build = g.nodes[name].data.targets.build;
       expect(build, name).toMatchObject({ executor: '@kiln/nx:build', inputs: [] });
@@ -100,6 +100,11 @@ describe.each(RUN)('Nx %s', (_major, version) => {
       expect(g.nodes[name].data.targets.codegraph?.executor, name).toBe('@kiln/nx:codegraph');
     }
     expect(g.dependencies['@fresh/b'].map((d: { target: string }) => d.target)).toContain('@fresh/a');
+    // A build target the workspace has (a package.json script): kiln's key merged into it, the script kept.
+    const c = g.nodes['@fresh/c'].data.targets.build;
+    expect(c.executor).toBe('nx:run-script');
+    expect(c.options.script).toBe('build');
+    expect(c.options.kiln?.key).toMatch(/^[0-9a-f]{16,}$/);
 
     const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
     let built = '';
@@ -131,7 +136,7 @@ describe(`Nx ${UNSUPPORTED} (below the supported range)`, () => {
   it('forced past that, init refuses with KILN_NX_UNSUPPORTED (version found, range, hint) and changes nothing', { timeout: 600_000 }, async () => {
     const ws = await installs.get(UNSUPPORTED)!;
     const before = await ws.readText('nx.json');
-    const init = await ws.nx(['g', '@kiln/nx:init', '--no-interactive']);
+    const init = await ws.nx(['g', '@kiln/nx:init', '--addBuildTargets', '--no-interactive']);
     expect(init.code).not.toBe(0);
     expect(init.output).toContain(`error KILN_NX_UNSUPPORTED: @kiln/nx 0.1.0 supports Nx ${compat.NX_MAJORS.min} to ${compat.NX_MAJORS.max}; this workspace runs Nx ${UNSUPPORTED}.`);
     expect(init.output).toMatch(/\n\s*hint: Upgrade Nx to a supported major/);

@@ -47,7 +47,7 @@ afterAll(async () => {
 
 describe('installed from the packed tarballs', () => {
   it('nx g @kiln/nx:init registers the plugin and builds run through the installed executor', async () => {
-    const init = await ws.runNx(['g', '@kiln/nx:init', '--no-interactive']);
+    const init = await ws.runNx(['g', '@kiln/nx:init', '--addBuildTargets', '--no-interactive']);
     expect(init.code).toBe(0);
     expect((await ws.readJson('nx.json')).plugins).toContain('@kiln/nx');
     const first = await ws.runNx(['run-many', '-t', 'build']);

@@ -3,10 +3,10 @@
  * build target, key in options, no raw inputs), createDependencies, and the init generator on an Nx
  * Tree (registers the plugin once; running it twice changes nothing).
  */
-import { cp, mkdtemp, rm } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { readJson } from '@nx/devkit';
 import { createTreeWithEmptyWorkspace } from '@nx/devkit/testing';
 import { createDependencies, createNodesV2 } from '@kiln/nx';
@@ -14,20 +14,77 @@ import initGenerator from '../dist/generators/init/generator.js';
 import schema from '../../../generators/init/schema.json';
 
 const FIXTURE = resolve(__dirname, '../../../fixtures/workspace-basic');
+/** `ws`: the fixture as it is (each library has a plain `nx:run-commands` tsc build); `bare`: no build targets at all. */
 let ws: string;
+let bare: string;
 beforeAll(async () => {
   ws = await mkdtemp(join(tmpdir(), 'kiln-plugin-'));
   await cp(FIXTURE, ws, { recursive: true, filter: (s) => !s.includes('node_modules') });
+  bare = await mkdtemp(join(tmpdir(), 'kiln-plugin-bare-'));
+  await cp(FIXTURE, bare, { recursive: true, filter: (s) => !s.includes('node_modules') });
+  for (const f of files.slice(1)) {
+    const json = JSON.parse(await readFile(join(bare, f), 'utf8'));
+    delete json.nx;
+    await writeFile(join(bare, f), JSON.stringify(json, null, 2));
+  }
   process.env.KILN_STORE = join(ws, '.store');
 });
-afterAll(() => rm(ws, { recursive: true, force: true }));
+afterAll(async () => {
+  await rm(ws, { recursive: true, force: true });
+  await rm(bare, { recursive: true, force: true });
+});
 
 const files = ['package.json', 'libs/base/package.json', 'libs/left/package.json', 'libs/right/package.json', 'libs/top/package.json', 'libs/tail/package.json'];
+const ctx = (root: string) => ({ workspaceRoot: root, nxJsonConfiguration: {} }) as never;
 
 describe('createNodesV2', () => {
-  it('infers a build target per TypeScript library with the kiln key in its options and no raw inputs', async () => {
+  it("keys the build targets the workspace defines: no executor of its own (Nx merges it with theirs), the key in an object option, no raw inputs, the kiln-keyed tag", async () => {
     const [, fn] = createNodesV2;
-    const results = await fn(files, {}, { workspaceRoot: ws, nxJsonConfiguration: {} } as never);
+    const results = new Map(await fn(files, { addBuildTargets: true }, ctx(ws)));
+    const keys = new Set<string>();
+    for (const f of files.slice(1)) {
+      const root = f.replace('/package.json', '');
+      const project = results.get(f)!.projects![root]!;
+      expect(project.tags).toEqual(['kiln-keyed']);
+      const build = project.targets!.build!;
+      // Not kiln's executor even though addBuildTargets is on: the workspace has a build target.
+      expect(Object.keys(build).sort()).toEqual(['inputs', 'options']);
+      expect(build.inputs).toEqual([{ externalDependencies: [] }]);
+      expect(build.options.kiln.key).toMatch(/^[0-9a-f]{32}$/);
+      keys.add(build.options.kiln.key);
+    }
+    expect(keys.size).toBe(5);
+    expect(new Map(await fn(files, { addBuildTargets: true }, ctx(ws)))).toEqual(results);
+    // Another name keyed on request; a name the workspace does not define gets nothing.
+    const named = new Map(await fn(files, { targets: ['build', 'lint'] }, ctx(ws)));
+    expect(Object.keys(named.get('libs/base/package.json')!.projects!['libs/base']!.targets!).sort()).toEqual(['build', 'codegraph']);
+  });
+
+  it('adds no build target where the workspace has none, unless asked', async () => {
+    const [, fn] = createNodesV2;
+    const results = new Map(await fn(files, {}, ctx(bare)));
+    const targets = results.get('libs/base/package.json')!.projects!['libs/base']!.targets!;
+    expect(Object.keys(targets)).toEqual(['codegraph']);
+    expect(results.get('libs/base/package.json')!.projects!['libs/base']!.tags).toBeUndefined();
+  });
+
+  it("adds no build target whose output another target of the project declares (a restore of one would delete the other's files)", async () => {
+    const [, fn] = createNodesV2;
+    const f = join(bare, 'libs/base/package.json');
+    const original = await readFile(f, 'utf8');
+    await writeFile(f, JSON.stringify({ ...JSON.parse(original), nx: { targets: { 'build:types': { executor: 'nx:run-commands', options: { command: 'tsc -p libs/base/tsconfig.lib.json' }, outputs: ['{projectRoot}/dist/types'] } } } }, null, 2));
+    try {
+      const results = new Map(await fn(files, { addBuildTargets: true }, ctx(bare)));
+      expect(Object.keys(results.get('libs/base/package.json')!.projects!['libs/base']!.targets!)).toEqual(['codegraph']);
+      expect(Object.keys(results.get('libs/left/package.json')!.projects!['libs/left']!.targets!).sort()).toEqual(['build', 'codegraph']);
+    } finally {
+      await writeFile(f, original);
+    }
+  });
+
+  it('infers a build target per TypeScript library with the kiln key in its options and no raw inputs (addBuildTargets)', async () => {
+    const [, fn] = createNodesV2;
+    const results = await fn(files, { addBuildTargets: true }, { workspaceRoot: bare, nxJsonConfiguration: {} } as never);
     const byFile = new Map(results);
     expect(byFile.get('package.json')).toEqual({}); // the workspace root is not a library
     const base = byFile.get('libs/base/package.json')!.projects!['libs/base']!.targets!.build!;
@@ -43,13 +100,13 @@ describe('createNodesV2', () => {
     const keys = files.slice(1).map((f) => byFile.get(f)!.projects![f.replace('/package.json', '')]!.targets!.build!.options.kilnKey);
     expect(new Set(keys).size).toBe(5);
     // Determinism: the same workspace gives the same keys.
-    const again = await fn(files, {}, { workspaceRoot: ws, nxJsonConfiguration: {} } as never);
+    const again = await fn(files, { addBuildTargets: true }, { workspaceRoot: bare, nxJsonConfiguration: {} } as never);
     expect(again).toEqual(results);
   });
 
   it('infers a codegraph target whose hash covers what a graph records (raw files of the project and its dependencies), unless turned off', async () => {
     const [, fn] = createNodesV2;
-    const results = new Map(await fn(files, {}, { workspaceRoot: ws, nxJsonConfiguration: {} } as never));
+    const results = new Map(await fn(files, { addBuildTargets: true }, { workspaceRoot: bare, nxJsonConfiguration: {} } as never));
     const left = results.get('libs/left/package.json')!.projects!['libs/left']!.targets!;
     expect(left.codegraph).toMatchObject({
       executor: '@kiln/nx:codegraph',
@@ -59,12 +116,13 @@ describe('createNodesV2', () => {
       cache: true,
       options: { outputFile: 'dist/codegraph/libs/left/codegraph.jsonl', tsConfig: '{projectRoot}/tsconfig.lib.json', kilnKey: left.build!.options.kilnKey },
     });
-    const off = new Map(await fn(files, { codegraphTargetName: false }, { workspaceRoot: ws, nxJsonConfiguration: {} } as never));
+    const off = new Map(await fn(files, { codegraphTargetName: false, addBuildTargets: true }, { workspaceRoot: bare, nxJsonConfiguration: {} } as never));
     expect(Object.keys(off.get('libs/left/package.json')!.projects!['libs/left']!.targets!)).toEqual(['build']);
-    const renamed = new Map(await fn(files, { codegraphTargetName: 'graph', buildTargetName: 'compile' }, { workspaceRoot: ws, nxJsonConfiguration: {} } as never));
+    const renamed = new Map(await fn(files, { codegraphTargetName: 'graph', buildTargetName: 'compile', addBuildTargets: true }, { workspaceRoot: bare, nxJsonConfiguration: {} } as never));
     const t = renamed.get('libs/left/package.json')!.projects!['libs/left']!.targets!;
     expect(Object.keys(t).sort()).toEqual(['compile', 'graph']);
     expect(t.graph!.dependsOn).toEqual(['^compile']);
+    expect(t.compile!.dependsOn).toEqual(['^compile']);
   });
 
   it('createDependencies adds the workspace edges kiln resolved', async () => {
@@ -85,9 +143,42 @@ describe('init generator', () => {
     const first = readJson(tree, 'nx.json');
     expect(first.plugins).toContain('@kiln/nx');
     expect(first.targetDefaults['@kiln/nx:build']).toEqual({ inputs: [], cache: true, dependsOn: ['^build'] });
+    // The workspace's own build default stays first; kiln's filtered entry wins for keyed projects.
+    const build = first.targetDefaults.build as unknown[];
+    expect(Array.isArray(build)).toBe(true);
+    expect(build.at(-1)).toEqual({ filter: { projects: ['tag:kiln-keyed'] }, inputs: [{ externalDependencies: [] }] });
+    expect(first.plugins).toContain('@kiln/nx'); // no options: the defaults
     await initGenerator(tree, { skipFormat: true });
     expect(readJson(tree, 'nx.json')).toEqual(first);
     expect(first.plugins.filter((p: unknown) => p === '@kiln/nx')).toHaveLength(1);
+  });
+
+  it('keeps environment and runtime inputs of the workspace default in its entry; --addBuildTargets and --targets become plugin options', async () => {
+    const tree = createTreeWithEmptyWorkspace();
+    const nx = readJson(tree, 'nx.json');
+    nx.targetDefaults = { build: { inputs: ['production', '^production', { env: 'API_URL' }, { runtime: 'node -v' }], cache: true }, bundle: { dependsOn: ['^bundle'] } };
+    tree.write('nx.json', JSON.stringify(nx));
+    await initGenerator(tree, { skipFormat: true, addBuildTargets: true, targets: ['build', 'bundle'] });
+    const after = readJson(tree, 'nx.json');
+    expect(after.targetDefaults.build).toEqual([nx.targetDefaults.build, { filter: { projects: ['tag:kiln-keyed'] }, inputs: [{ externalDependencies: [] }, { env: 'API_URL' }, { runtime: 'node -v' }] }]);
+    expect(after.targetDefaults.bundle).toEqual([{ dependsOn: ['^bundle'] }, { filter: { projects: ['tag:kiln-keyed'] }, inputs: [{ externalDependencies: [] }] }]);
+    expect(after.plugins).toEqual([{ plugin: '@kiln/nx', options: { targets: ['build', 'bundle'], addBuildTargets: true } }]);
+    await initGenerator(tree, { skipFormat: true });
+    expect(readJson(tree, 'nx.json')).toEqual(after);
+  });
+
+  it('warns about keyed targets whose own definition declares inputs, naming the file', async () => {
+    const tree = createTreeWithEmptyWorkspace();
+    tree.write('libs/a/project.json', JSON.stringify({ name: 'a', targets: { build: { command: 'tsc', inputs: ['production'] }, test: { inputs: ['default'] } } }));
+    tree.write('libs/b/package.json', JSON.stringify({ name: 'b', nx: { targets: { build: { outputs: ['{projectRoot}/dist'] } } } }));
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+    try {
+      await initGenerator(tree, { skipFormat: true });
+      const lines = warn.mock.calls.map((c) => String(c[0]));
+      expect(lines.filter((l) => l.includes('declares its own inputs'))).toEqual([expect.stringContaining('libs/a/project.json: target "build" declares its own inputs ["production"]')]);
+    } finally {
+      warn.mockRestore();
+    }
   });
 
   it('keeps a plugin entry given in object form and does not add a second one', async () => {
@@ -100,7 +191,7 @@ describe('init generator', () => {
   });
 
   it('schema.json describes exactly the options of the schema type', () => {
-    expect(Object.keys(schema.properties)).toEqual(['skipFormat']);
+    expect(Object.keys(schema.properties)).toEqual(['skipFormat', 'targets', 'addBuildTargets']);
     for (const p of Object.values(schema.properties)) expect((p as { description: string }).description.length).toBeGreaterThan(10);
   });
 });

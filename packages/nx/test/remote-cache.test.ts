@@ -19,7 +19,7 @@ let second: Workspace;
 beforeAll(async () => {
   server = await startCacheServer({ token: 'kiln-test-token' });
   first = await createWorkspace('workspace-basic', { prepare: (w) => w.removePackageNxConfig() });
-  expect((await first.runNx(['g', '@kiln/nx:init', '--no-interactive'])).code).toBe(0);
+  expect((await first.runNx(['g', '@kiln/nx:init', '--addBuildTargets', '--no-interactive'])).code).toBe(0);
   await first.commit('register kiln');
   second = await cloneWorkspace(first);
 }, 600_000);

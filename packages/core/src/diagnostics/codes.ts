@@ -138,6 +138,34 @@ export const CODES = {
       'kiln reads sources as UTF-8 and refuses to guess another encoding. The module is digested by its raw content hash: any byte change counts as a change to every declaration in it.',
     hint: 'Re-save the file as UTF-8 (most editors: "Save with encoding"), or exclude it from the project.',
   },
+  KILN_LOCKFILE_DUPLICATE: {
+    severity: 'warning',
+    title: 'The lockfile lists a package twice',
+    meaning:
+      'An install path (package-lock.json), a key (pnpm-lock.yaml) or a descriptor (yarn.lock) occurs in two entries, so which one the package manager installs is ambiguous. Each external\'s dependency closure is still computed, but its digest also covers the whole lockfile: every build key that reads an external moves whenever any line of the lockfile changes.',
+    hint: 'Regenerate the lockfile with the package manager (`npm install`, `pnpm install`, `yarn install`); a hand-merged lockfile is the usual cause.',
+  },
+  KILN_LOCKFILE_INVALID: {
+    severity: 'warning',
+    title: 'The lockfile cannot be parsed',
+    meaning:
+      'package-lock.json is not valid JSON, pnpm-lock.yaml is not valid YAML, or yarn.lock is malformed or holds merge conflict markers. External versions come from the installed packages, and each external\'s key part stands for the whole lockfile: every build key that reads an external moves whenever the lockfile changes.',
+    hint: 'Resolve the conflict or regenerate the lockfile with the package manager (`npm install`, `pnpm install`, `yarn install`).',
+  },
+  KILN_LOCKFILE_MISSING: {
+    severity: 'info',
+    title: 'The workspace has no lockfile',
+    meaning:
+      'There is no package-lock.json, pnpm-lock.yaml or yarn.lock at the workspace root. The version of each external package a build reads, and its dependency closure, come from the installed node_modules: the keys follow what this machine has installed, and two machines with different installs have different keys.',
+    hint: 'Commit the lockfile the package manager writes (`npm install`, `pnpm install`, `yarn install`), so every machine installs, and keys, the same packages.',
+  },
+  KILN_LOCKFILE_UNSUPPORTED: {
+    severity: 'warning',
+    title: 'The lockfile format version is not one kiln resolves',
+    meaning:
+      'kiln resolves dependency closures in npm lockfileVersion 2 and 3, pnpm lockfileVersion 6 and 9, and yarn.lock (classic and berry). For another version each external\'s key part stands for the whole lockfile: every build key that reads an external moves whenever the lockfile changes.',
+    hint: 'Upgrade the package manager and regenerate the lockfile (npm 7 or later, pnpm 8 or later).',
+  },
   KILN_MANIFEST_INVALID: {
     severity: 'warning',
     title: 'A package.json could not be read as JSON',

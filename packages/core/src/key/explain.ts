@@ -4,9 +4,10 @@
  * evaluation order, files, tsconfig options, manifest fields, external versions, toolchain, and
  * dependency surfaces down to the exports whose closure moved. "What changed, not what was touched."
  */
+import type { ToolKeyComponents } from './tool-key.js';
 import type { DependencySurface, KeyComponents } from './unit-key.js';
 
-export type ChangeCategory = 'declaration' | 'documentation' | 'module' | 'file' | 'tsconfig' | 'manifest' | 'external' | 'toolchain' | 'dependency' | 'reach';
+export type ChangeCategory = 'declaration' | 'documentation' | 'module' | 'file' | 'tsconfig' | 'manifest' | 'external' | 'toolchain' | 'dependency' | 'reach' | 'command' | 'tool' | 'env';
 
 export interface KeyChange {
   category: ChangeCategory;
@@ -60,6 +61,13 @@ export function explainKeyChange(before: KeyComponents, after: KeyComponents): K
   for (const [p, change, a, b] of diffRecords(before.externals, after.externals)) {
     out.push({ category: 'external', subject: p, change, detail: change === 'changed' ? `${p} ${a} → ${b} (lockfile)` : `${p} ${change}` });
   }
+  // Transitive dependencies of an external whose own version stayed (records before key schema 3 have none).
+  if (before.closures && after.closures) {
+    for (const [p, change, a, b] of diffRecords(before.closures, after.closures, (x) => x.digest)) {
+      if (change !== 'changed' || before.externals[p] !== after.externals[p]) continue;
+      out.push({ category: 'external', subject: p, change, detail: closureDetail(p, a!.packages, b!.packages, b!.widened) });
+    }
+  }
   for (const [t, change, a, b] of diffRecords(before.toolchain, after.toolchain)) {
     out.push({ category: 'toolchain', subject: t, change, detail: `${t}: ${a ?? '-'} → ${b ?? '-'}` });
   }
@@ -75,6 +83,49 @@ export function explainKeyChange(before: KeyComponents, after: KeyComponents): K
     out.push({ category: 'reach', subject: request, change, detail: change === 'changed' ? `now resolves to ${b} (was ${a})` : change === 'added' ? `new: resolves to ${b}` : `no longer made (resolved to ${a})` });
   }
   return out;
+}
+
+/** The same for the key of a target kiln does not run (key/tool-key.ts). */
+export function explainToolKeyChange(before: ToolKeyComponents, after: ToolKeyComponents): KeyChange[] {
+  const out: KeyChange[] = [];
+  for (const [id, change, a, b] of diffRecords(before.declarations, after.declarations)) {
+    if (change !== 'changed') out.push({ category: 'declaration', subject: id, change, detail: change === 'added' ? 'new declaration' : 'declaration removed' });
+    else if (a!.startsWith('degraded:') || b!.startsWith('degraded:')) out.push({ category: 'declaration', subject: id, change, detail: 'could not be digested (syntax error or too deep): counts as changed' });
+    else if (split(a!)[0] !== split(b!)[0]) out.push({ category: 'declaration', subject: id, change, detail: 'semantic digest moved (its meaning changed)' });
+    else out.push({ category: 'documentation', subject: id, change, detail: 'documentation changed (the output may carry it)' });
+  }
+  for (const [m, change] of diffRecords(before.modules, after.modules)) out.push({ category: 'module', subject: m, change, detail: change === 'changed' ? 'evaluation order, pragmas or top-level statements changed' : `module ${change}` });
+  for (const [f, change] of diffRecords(before.files, after.files)) out.push({ category: 'file', subject: f, change, detail: `file the tool can read ${change}` });
+  if (before.command !== after.command) out.push({ category: 'command', subject: after.target, change: 'changed', detail: `${JSON.stringify(before.command)} → ${JSON.stringify(after.command)}` });
+  if (before.bundles !== after.bundles) out.push({ category: 'command', subject: 'bundling', change: 'changed', detail: `workspace dependencies ${before.bundles} → ${after.bundles}` });
+  for (const [t, change, a, b] of diffRecords(before.tools, after.tools)) out.push({ category: 'tool', subject: t, change, detail: `${t}: ${a ?? '-'} → ${b ?? '-'}` });
+  for (const [t, change] of diffRecords(before.tsconfigs ?? {}, after.tsconfigs ?? {})) out.push({ category: 'tsconfig', subject: t, change, detail: `resolved compiler options of ${t} ${change}` });
+  for (const [n, change] of diffRecords(before.env, after.env)) out.push({ category: 'env', subject: n, change, detail: `environment variable ${n} ${change === 'changed' ? 'has another value' : change}` });
+  if (before.manifest !== after.manifest) out.push({ category: 'manifest', subject: 'package.json', change: 'changed', detail: 'the manifest changed (beyond its version and other scripts)' });
+  if ((before.tsconfig?.digest ?? null) !== (after.tsconfig?.digest ?? null)) out.push({ category: 'tsconfig', subject: after.tsconfig?.file ?? before.tsconfig?.file ?? 'tsconfig', change: 'changed', detail: 'resolved compiler options changed' });
+  for (const [p, change, a, b] of diffRecords(before.externals, after.externals)) out.push({ category: 'external', subject: p, change, detail: change === 'changed' ? `${p} ${a} → ${b} (lockfile)` : `${p} ${change}` });
+  for (const [p, change, a, b] of diffRecords(before.closures ?? {}, after.closures ?? {}, (x) => x.digest)) {
+    if (change === 'changed') out.push({ category: 'external', subject: p, change, detail: closureDetail(p, a!.packages, b!.packages, b!.widened) });
+  }
+  for (const [dep, change, a, b] of diffRecords(before.dependencies, after.dependencies, (x) => x.digest)) {
+    out.push({ category: 'dependency', subject: dep, change, detail: change === 'changed' ? surfaceDetail(a!, b!) : `workspace dependency ${change}` });
+  }
+  return out;
+}
+
+/** `name`'s dependency closure moved: which instances came and went (`csstype@3.1.2 → 3.1.3`). */
+function closureDetail(name: string, a: string[], b: string[], widened: string | undefined): string {
+  const gone = a.filter((x) => !b.includes(x));
+  const came = b.filter((x) => !a.includes(x));
+  const nameOf = (l: string) => l.slice(0, l.indexOf('@', l.startsWith('@') ? 1 : 0));
+  const moves: string[] = [];
+  for (const c of came) {
+    const g = gone.find((x) => nameOf(x) === nameOf(c));
+    moves.push(g ? `${g} → ${c.slice(nameOf(c).length + 1)}` : `+${c}`);
+  }
+  for (const g of gone) if (!came.some((c) => nameOf(c) === nameOf(g))) moves.push(`-${g}`);
+  const what = moves.length ? `: ${moves.slice(0, 6).join(', ')}${moves.length > 6 ? ` and ${moves.length - 6} more` : ''}` : ' (an integrity, a resolution or an edge between them)';
+  return `transitive dependencies of ${name} changed in the lockfile${what}${widened ? ` — the lockfile is not resolved exactly (${widened})` : ''}`;
 }
 
 function surfaceDetail(a: DependencySurface, b: DependencySurface): string {

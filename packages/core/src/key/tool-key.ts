@@ -13,7 +13,8 @@
  *     root `*.config.*` files tools look up) by content, and the root manifest's `type`/`browserslist`;
  *   - the command or script text (with npm's `pre`/`post` scripts) and files it names by path;
  *   - the resolved versions of the tools the command runs, of TypeScript, of the externals the sources
- *     import and of ambient types; the values of the environment variables the target declares, and of
+ *     import and of ambient types, each with its transitive dependency closure in the lockfile (what
+ *     runs is the tool and everything it installs; what a `.d.ts` shows reaches into externals' deps); the values of the environment variables the target declares, and of
  *     NODE_ENV;
  *   - the whole manifest but `version` and other scripts (a source or config that imports
  *     package.json keys it whole, through its content);
@@ -32,10 +33,11 @@ import { isBuiltin } from 'node:module';
 import { digestParts, sha256Hex } from '../digest/hash.js';
 import { isSourceFile } from '../parse/language.js';
 import type { DigestReport } from '../view/report.js';
-import type { Lockfile } from '../workspace/lockfile.js';
+import { externalKeyPart, type ExternalClosure, type Lockfile } from '../workspace/lockfile.js';
 import type { WorkspaceProject } from '../workspace/discover.js';
 import type { DependencySurface } from './unit-key.js';
-import type { TsconfigView } from './tsconfig.js';
+import { readTsconfig, type TsconfigView } from './tsconfig.js';
+import type { ReachResult } from './reach.js';
 
 /** What the caller knows of a target kiln does not run. */
 export interface ToolTargetSpec {
@@ -49,7 +51,28 @@ export interface ToolTargetSpec {
   outputs?: string[];
   /** Environment variables the target declares it reads. */
   env?: string[];
+  /** Where the command runs, workspace-relative (`nx:run-commands` runs at the workspace root); default the project root. */
+  cwd?: string;
+  /** The executor, when the target is not a script or a command (`@nx/js:tsc`, `@nx/vite:build`, …). */
+  executor?: string;
+  /** Files the target's options name, relative to the workspace root (`tsConfig`, `main`, a config file). */
+  paths?: string[];
 }
+
+/**
+ * Executors whose tool kiln knows: the package that does the work (its version is keyed) — the
+ * executor's own package is keyed too. Bundling follows the tool (tsc never bundles).
+ */
+const EXECUTOR_TOOLS: Record<string, string[]> = {
+  '@nx/js:tsc': ['typescript'],
+  '@nx/js:swc': ['@swc/core'],
+  '@nx/vite:build': ['vite'],
+  '@nx/rollup:rollup': ['rollup'],
+  '@nx/esbuild:esbuild': ['esbuild'],
+  '@nx/webpack:webpack': ['webpack'],
+  '@nx/rspack:rspack': ['@rspack/core'],
+  '@kiln/nx:build': ['typescript'],
+};
 
 /** How a target's tool treats workspace dependencies. */
 export type BundlePolicy = 'never' | 'externalize-dependencies' | 'all';
@@ -63,6 +86,8 @@ export interface ToolKeyComponents {
   command: string;
   /** Tool packages the command runs → resolved version (`unknown` when not installed). */
   tools: Record<string, string>;
+  /** Every tsconfig under the project (a tool may be given any of them) → its resolved options' digest. */
+  tsconfigs: Record<string, string>;
   bundles: BundlePolicy;
   env: Record<string, string>;
   declarations: Record<string, string>;
@@ -72,6 +97,8 @@ export interface ToolKeyComponents {
   manifest: string;
   tsconfig: { file: string; digest: string } | null;
   externals: Record<string, string>;
+  /** Tool or external package → its resolved transitive dependency closure (as in unit keys). */
+  closures: Record<string, ExternalClosure>;
   dependencies: Record<string, DependencySurface>;
 }
 
@@ -230,6 +257,8 @@ export interface ToolKeyInput {
   deps: DependencyKeys;
   /** The project's workspace dependencies by manifest (all kinds), and those its sources import. */
   workspaceDependencies: readonly string[];
+  /** What the sources reach beyond named imports (key/reach.ts), when it could be computed. */
+  reach?: ReachResult;
   keySchema: number;
   toolchain: string;
 }
@@ -267,15 +296,44 @@ export async function computeToolKey(input: ToolKeyInput): Promise<{ key: string
   const commandText = spec.script ? lifecycle.map((s) => `${s}: ${scripts[s]}`).join('\n') : spec.command;
   // The words come from the commands alone: a `name:` label would read as the first command's bin.
   const words = commandWords(spec.script ? lifecycle.map((s) => scripts[s] as string).join('\n') : spec.command);
+  const cwd = spec.cwd !== undefined ? join(workspaceRoot, spec.cwd) : projectDir;
   for (const p of words.paths) {
-    const abs = resolve(projectDir, p);
+    const abs = resolve(cwd, p);
     const rel = toPosix(relative(workspaceRoot, abs));
     if (!rel.startsWith(`${project.root}/`) || project.root === '.') files[`/${rel}`] ??= await contentHashOf(abs);
   }
+  for (const p of spec.paths ?? []) {
+    const rel = toPosix(p).replace(/^\.\//, '');
+    if (rel.startsWith('../') || rel.startsWith('/')) continue;
+    if (!rel.startsWith(`${project.root}/`) || project.root === '.') files[`/${rel}`] ??= await contentHashOf(join(workspaceRoot, rel));
+  }
   const tools: Record<string, string> = {};
-  for (const bin of words.bins) {
-    const pkg = packageOfBin(bin, projectDir, resolve(workspaceRoot)) ?? (bin === 'tsc' ? 'typescript' : bin);
-    tools[pkg] = (await lockfile.versionOf(pkg, project.root)) ?? 'unknown';
+  // Tools decide bundling; an executor's own package is keyed but decides nothing.
+  const closures: Record<string, ExternalClosure> = {};
+  const toolNames: string[] = [];
+  const keyedTools: string[] = [];
+  for (const bin of words.bins) toolNames.push(packageOfBin(bin, cwd, resolve(workspaceRoot)) ?? (bin === 'tsc' ? 'typescript' : bin));
+  if (spec.executor) {
+    const known = EXECUTOR_TOOLS[spec.executor];
+    // An executor kiln does not know may bundle anything: it counts as a tool of its own.
+    toolNames.push(...(known ?? [spec.executor]));
+    const pkg = executorPackage(spec.executor);
+    if (pkg && !pkg.startsWith('nx') && !input.byName.has(pkg)) keyedTools.push(pkg);
+  }
+  for (const pkg of new Set([...toolNames, ...keyedTools])) {
+    const part = await externalKeyPart(lockfile, pkg, project.root);
+    tools[pkg] = part.version;
+    if (part.closure) closures[pkg] = part.closure;
+  }
+  const tsconfigs: Record<string, string> = {};
+  for (const f of input.others) {
+    if (!/(^|\/)tsconfig[^/]*\.json$/.test(f)) continue;
+    try {
+      const view = readTsconfig(workspaceRoot, project.root, f);
+      tsconfigs[f] = view.errors.length ? `errors:${files[f] ?? ''}` : view.optionsDigest;
+    } catch {
+      tsconfigs[f] = `unreadable:${files[f] ?? ''}`;
+    }
   }
   const env: Record<string, string> = {};
   for (const name of [...new Set(['NODE_ENV', ...(spec.env ?? [])])].sort()) {
@@ -292,18 +350,38 @@ export async function computeToolKey(input: ToolKeyInput): Promise<{ key: string
   const externalNames = new Set<string>(['typescript']);
   for (const f of report.files) for (const p of f.external_packages) if (!input.byName.has(p) && !isBuiltin(p)) externalNames.add(p);
   for (const t of lockfile.ambientTypes()) externalNames.add(t);
-  for (const name of [...externalNames].sort()) externals[name] = (await lockfile.versionOf(name, project.root)) ?? 'unknown';
+  // Reach: files outside every package by content, packages as dependencies (bundled when the build
+  // compiles their sources), externals by version.
+  const reached = new Map<string, string>();
+  if (input.reach) {
+    for (const [rel, hash] of input.reach.files) files[`/${rel}`] ??= hash;
+    for (const name of input.reach.externals.keys()) if (!input.byName.has(name) && !isBuiltin(name)) externalNames.add(name);
+    for (const [name, r] of input.reach.packages) if (name !== project.name) reached.set(name, r.mode);
+  }
+  for (const name of [...externalNames].sort()) {
+    const part = await externalKeyPart(lockfile, name, project.root);
+    externals[name] = part.version;
+    if (part.closure) closures[name] = part.closure;
+  }
 
   const configTexts: string[] = [];
   for (const f of report.files) if (/(^|\/)(tsdown|tsup)\.config\.[cm]?[jt]s$/.test(f.path)) configTexts.push(await readFile(join(projectDir, f.path), 'utf8').catch(() => 'external'));
-  const bundles = bundlePolicy(Object.keys(tools), configTexts);
+  const bundles = bundlePolicy([...new Set(toolNames)], configTexts);
   const runtimeDeps = new Set(['dependencies', 'peerDependencies', 'optionalDependencies'].flatMap((k) => Object.keys((manifest[k] as Record<string, unknown> | undefined) ?? {})));
   const wsDeps = new Set(input.workspaceDependencies);
   for (const f of report.files) for (const p of f.external_packages) if (input.byName.has(p) && p !== project.name) wsDeps.add(p);
-  const external = new Set<string>(bundles === 'externalize-dependencies' ? [...runtimeDeps] : []);
+  for (const name of reached.keys()) wsDeps.add(name);
+  // An executor from a workspace package (a local Nx plugin) runs that package's code: keyed whole.
+  const executorPkg = spec.executor ? executorPackage(spec.executor) : undefined;
+  if (executorPkg && input.byName.has(executorPkg) && executorPkg !== project.name) wsDeps.add(executorPkg);
+  const external = new Set<string>(bundles === 'externalize-dependencies' ? [...runtimeDeps].filter((d) => d !== executorPkg) : []);
   const dependencies: Record<string, DependencySurface> = {};
   for (const name of [...wsDeps].sort()) {
-    dependencies[name] = bundles === 'never' || external.has(name) ? await input.deps.surfaceOf(name) : await input.deps.bundleOf(name, external);
+    if (name === executorPkg) dependencies[name] = await input.deps.bundleOf(name, new Set());
+    // Reached as sources a compiler would emit (a `paths` alias or an `exports` target into its .ts
+    // files): its bodies count — unless the tool keeps it external (then only its types are read).
+    else if (reached.get(name) === 'full' && !external.has(name)) dependencies[name] = await input.deps.bundleOf(name, external);
+    else dependencies[name] = bundles === 'never' || external.has(name) ? await input.deps.surfaceOf(name) : await input.deps.bundleOf(name, external);
   }
 
   const components: ToolKeyComponents = {
@@ -314,6 +392,7 @@ export async function computeToolKey(input: ToolKeyInput): Promise<{ key: string
     runner: 'tool',
     command: commandText,
     tools: sortRecord(tools),
+    tsconfigs: sortRecord(tsconfigs),
     bundles,
     env,
     declarations: sortRecord(declarations),
@@ -322,10 +401,17 @@ export async function computeToolKey(input: ToolKeyInput): Promise<{ key: string
     manifest: manifestDigest,
     tsconfig: input.tsconfig ? { file: input.tsconfig.configFile, digest: input.tsconfig.optionsDigest } : null,
     externals,
+    closures: sortRecord(closures),
     dependencies,
   };
-  const material = { ...components, toolchain: input.toolchain, dependencies: Object.fromEntries(Object.entries(dependencies).map(([k, v]) => [k, v.digest])) };
+  const material = { ...components, toolchain: input.toolchain, closures: Object.fromEntries(Object.entries(components.closures).map(([k, v]) => [k, v.digest])), dependencies: Object.fromEntries(Object.entries(dependencies).map(([k, v]) => [k, v.digest])) };
   return { key: digestParts(`kiln-tool-key/${input.keySchema}`, [JSON.stringify(material)]), components };
+}
+
+/** `@nx/js:tsc` → `@nx/js`; `./tools/executors:x` or a local path → undefined. */
+function executorPackage(executor: string): string | undefined {
+  const pkg = executor.slice(0, executor.lastIndexOf(':') > 0 ? executor.lastIndexOf(':') : executor.length);
+  return /^(@[a-z0-9][\w.-]*\/)?[a-z0-9][\w.-]*$/i.test(pkg) ? pkg : undefined;
 }
 
 /** Root-level files tools look up from any project (by name; their content is keyed). */

@@ -5,7 +5,8 @@
  *   - the external closure (surface) of each workspace dependency: what a consumer can observe, so a
  *     private body edit in a dependency does not move its dependents' keys;
  *   - the relevant manifest fields, the lockfile-resolved versions of the external packages its
- *     sources read and of the toolchain, and the emit-relevant tsconfig options.
+ *     sources read and of the toolchain, each with the digest of its resolved transitive dependency
+ *     closure in the lockfile (workspace/lockfile.ts), and the emit-relevant tsconfig options.
  * Computable before any task runs, from sources alone; free of absolute paths (two clones agree).
  * A key is never computed from a guess: what cannot be resolved widens the key (a dependency whose
  * surface cannot be followed contributes all of itself).
@@ -20,17 +21,18 @@ import type { DigestReport } from '../view/report.js';
 import { computeClosures } from '../closure/closure.js';
 import { createDigestPool, defaultWorkerCount, type DigestPool } from '../pool/pool.js';
 import { discoverWorkspace, type WorkspaceProject } from '../workspace/discover.js';
-import { readLockfile, type Lockfile } from '../workspace/lockfile.js';
+import { externalKeyPart, externalLabel, readLockfile, type ExternalClosure, type Lockfile } from '../workspace/lockfile.js';
 import { findTsconfig, readTsconfig, type TsconfigView } from './tsconfig.js';
 import { manifestView, type ManifestView } from './manifest.js';
 import { DIGEST_SCHEMA, EXTRACTOR_VERSION } from '../version.js';
 import { recordComponents } from './records.js';
 import { computeReach, createReachCaches, type ReachResult } from './reach.js';
+import { typescript } from '../parse/typescript.js';
 import { computeToolKey, listToolInputs, splitToolInputs, toolOutputs, type ToolKeyComponents, type ToolTargetSpec } from './tool-key.js';
 import { OpaquePackages, opaqueSurface } from './opaque.js';
 
 /** Version of the key composition itself: bump when what a key covers changes. */
-export const KEY_SCHEMA = 2;
+export const KEY_SCHEMA = 3;
 
 export interface DependencySurface {
   /** Digest of what a consumer of the package can observe. */
@@ -58,6 +60,12 @@ export interface KeyComponents {
   manifest: { digest: string; fields: Record<string, unknown>; dependencies: string[]; devDependencies: string[] } | null;
   /** External package → lockfile-resolved version. */
   externals: Record<string, string>;
+  /**
+   * External package → its resolved transitive dependency closure (what the lockfile installs under it:
+   * a type re-exported from a dependency of a dependency reaches the `.d.ts`). Absent for an external
+   * that is neither in the lockfile nor installed. Records made before key schema 3 have none.
+   */
+  closures?: Record<string, ClosureView>;
   /** Workspace dependency → its surface. */
   dependencies: Record<string, DependencySurface>;
   /**
@@ -68,6 +76,14 @@ export interface KeyComponents {
   reach: Record<string, string>;
 }
 
+/** An external's closure as a key records it. */
+export type ClosureView = ExternalClosure;
+
+/** The key material of closures: their digests. */
+export function closureDigests(closures: Record<string, ClosureView> | undefined): Record<string, string> {
+  return Object.fromEntries(Object.entries(closures ?? {}).map(([k, v]) => [k, v.digest]));
+}
+
 export interface ProjectKey {
   project: string;
   root: string;
@@ -75,7 +91,7 @@ export interface ProjectKey {
   key: string | null;
   components: KeyComponents | null;
   /** Keys of the targets kiln does not run (`options.targets`), by target name (key/tool-key.ts). */
-  targets?: Record<string, { key: string; components: ToolKeyComponents }>;
+  targets?: Record<string, { key: string; components: ToolKeyComponents; /** Folders the key never reads (the target's outputs), project-relative. */ outputs: string[] }>;
   /** What this project offers its dependents. */
   surface: DependencySurface | null;
   diagnostics: Diagnostic[];
@@ -106,6 +122,25 @@ export interface WorkspaceKeyOptions {
   targets?: Record<string, ToolTargetSpec[]>;
 }
 
+/** Resolution for a JavaScript project without a tsconfig: what bundlers do (exports conditions, extensions, JSON). */
+function bundlerView(workspaceRoot: string, root: string): TsconfigView {
+  const ts = typescript();
+  return {
+    configFile: '',
+    options: {},
+    optionsDigest: '',
+    fileNames: [],
+    outsideFiles: [],
+    errors: [],
+    references: [],
+    compiler: {
+      options: { allowJs: true, checkJs: false, module: ts.ModuleKind.ESNext, moduleResolution: ts.ModuleResolutionKind.Bundler, resolveJsonModule: true, allowArbitraryExtensions: true },
+      projectReferences: [],
+      configPath: join(workspaceRoot, root, 'tsconfig.json'),
+    },
+  };
+}
+
 interface Prepared {
   project: WorkspaceProject;
   tsconfig?: TsconfigView;
@@ -113,7 +148,7 @@ interface Prepared {
   /** What the project reaches beyond its named imports (computed once every project it reaches is prepared). */
   reach?: ReachResult;
   /** For targets kiln does not run: every source under the project (digested) and the other files, per target. */
-  tool?: Map<string, { report: DigestReport; others: string[] }>;
+  tool?: Map<string, { report: DigestReport; others: string[]; reach?: ReachResult }>;
   diagnostics: Diagnostic[];
 }
 
@@ -221,6 +256,30 @@ export async function computeWorkspaceKeys(workspaceRoot: string, options: Works
         prep.tool.set(spec.name, { report, others });
       }
     }
+    // What a tool target's sources reach beyond named imports (a config importing ../../vite.shared.ts,
+    // a `paths` alias): resolved as for the build key, with the project's tsconfig or, for a JavaScript
+    // project without one, the bundler resolution the tools use.
+    const toolCaches = createReachCaches();
+    for (const p of selected) {
+      const prep = prepared.get(p.root);
+      if (!prep?.tool) continue;
+      const packages = ws.projects.map((q) => {
+        const qp = prepared.get(q.root);
+        const outputs = [qp?.tsconfig?.options.outDir, qp?.tsconfig?.options.declarationDir].filter((o): o is string => typeof o === 'string');
+        return { name: q.name, root: q.root, outputs, ...(qp?.report ? { sources: new Set(qp.report.files.map((f) => f.path)) } : {}) };
+      });
+      const reportOf = (name: string) => prepared.get(byName.get(name)?.root ?? '')?.report;
+      const view = prep.tsconfig ?? bundlerView(workspaceRoot, p.root);
+      for (const [name, t] of prep.tool) {
+        const reach = computeReach(workspaceRoot, p.root, t.report, view, packages, reportOf, toolCaches);
+        t.reach = reach;
+        for (const pkg of reach.packages.keys()) {
+          const q = byName.get(pkg);
+          if (q && !closure.has(q.root)) visit(q);
+        }
+      }
+    }
+    await Promise.all([...closure.values()].map((p) => prepare(p)));
   } finally {
     await pool?.destroy();
   }
@@ -250,10 +309,11 @@ export async function computeWorkspaceKeys(workspaceRoot: string, options: Works
         byName,
         deps: surfaces,
         workspaceDependencies: workspaceDependencyNames(p, byName),
+        ...(tool.reach ? { reach: tool.reach } : {}),
         keySchema: KEY_SCHEMA,
         toolchain: `key${KEY_SCHEMA}/extractor${EXTRACTOR_VERSION}/digest${DIGEST_SCHEMA}`,
       });
-      (result.targets ??= {})[spec.name] = t;
+      (result.targets ??= {})[spec.name] = { ...t, outputs: toolOutputs(spec, p.manifest, prep.tsconfig) };
       if (options.record) await recordComponents(workspaceRoot, t.key, t.components).catch(() => undefined);
     }
     files += result.stats.files;
@@ -263,7 +323,7 @@ export async function computeWorkspaceKeys(workspaceRoot: string, options: Works
   return {
     kind: ws.kind,
     projects,
-    diagnostics: [...ws.diagnostics, ...opaque.diagnostics(), ...surfaces.diagnostics],
+    diagnostics: [...ws.diagnostics, ...lockfile.diagnostics, ...opaque.diagnostics(), ...surfaces.diagnostics],
     stats: { projects: projects.length, files, parsed, ms: Math.round(performance.now() - t0) },
   };
 }
@@ -370,7 +430,12 @@ async function projectKey(
       if (r.mode === 'full') wholeDeps.add(name);
     }
   }
-  for (const name of [...externalNames].sort()) externals[name] = (await lockfile.versionOf(name, p.root)) ?? 'unknown';
+  const closures: Record<string, ClosureView> = {};
+  for (const name of [...externalNames].sort()) {
+    const part = await externalKeyPart(lockfile, name, p.root);
+    externals[name] = part.version;
+    if (part.closure) closures[name] = part.closure;
+  }
   for (const name of [...wsDeps].sort()) dependencies[name] = wholeDeps.has(name) ? await surfaces.wholeOf(name) : await surfaces.surfaceOf(name);
 
   const toolchain: Record<string, string> = {
@@ -389,6 +454,7 @@ async function projectKey(
     tsconfig: { file: prep.tsconfig.configFile, digest: prep.tsconfig.optionsDigest, options: prep.tsconfig.options },
     manifest: { digest: manifest.digest, fields: manifest.fields, dependencies: manifest.dependencies, devDependencies: manifest.devDependencies },
     externals,
+    closures,
     dependencies,
     reach: sortRecord(reach),
   };
@@ -407,6 +473,7 @@ export function keyOf(c: KeyComponents): string {
     tsconfig: c.tsconfig?.digest ?? null,
     manifest: c.manifest?.digest ?? null,
     externals: c.externals,
+    closures: closureDigests(c.closures),
     dependencies: Object.fromEntries(Object.entries(c.dependencies).map(([k, v]) => [k, v.digest])),
     reach: c.reach,
   };
@@ -561,7 +628,7 @@ class SurfaceCalculator {
       }
       return `ws:${pkg}:${(await this.surfaceOf(pkg)).digest}`;
     }
-    return isBuiltin(pkg) ? undefined : `ext:${pkg}@${(await this.lockfile.versionOf(pkg, fromRoot)) ?? 'unknown'}`;
+    return isBuiltin(pkg) ? undefined : `ext:${pkg}@${await externalLabel(this.lockfile, pkg, fromRoot)}`;
   }
 
   private manifestSurface(project: WorkspaceProject): string {
@@ -635,7 +702,7 @@ class SurfaceCalculator {
           }
           else reachedParts.push(`ws:${pkg}:${(await this.surfaceOf(pkg)).digest}`);
         } else if (!isBuiltin(pkg)) {
-          reachedParts.push(`ext:${pkg}@${(await this.lockfile.versionOf(pkg, project.root)) ?? 'unknown'}`);
+          reachedParts.push(`ext:${pkg}@${await externalLabel(this.lockfile, pkg, project.root)}`);
         }
       }
       if (unresolved.size) return this.full(name, report, prep.tsconfig, manifestSurface, [...unresolved].sort().join('; '));
@@ -667,7 +734,7 @@ class SurfaceCalculator {
     for (const f of report.files) parts.push(`${f.module.identity}:${f.module.degraded ? f.content_hash : f.module.digest}`);
     for (const pkg of [...new Set(report.files.flatMap((f) => f.external_packages))].sort()) {
       if (pkg === name || isBuiltin(pkg)) continue;
-      if (!this.byName.has(pkg)) parts.push(`ext:${pkg}@${(await this.lockfile.versionOf(pkg, project.root)) ?? 'unknown'}`);
+      if (!this.byName.has(pkg)) parts.push(`ext:${pkg}@${await externalLabel(this.lockfile, pkg, project.root)}`);
       else if (this.inProgress.has(pkg)) {
         parts.push(`ws:${pkg}:cycle`); // its own key covers it
         this.noteCycle(pkg);
@@ -712,7 +779,7 @@ class SurfaceCalculator {
     for (const [rel, hash] of reach.files) out.push(`reach-file:${rel}:${hash}`);
     for (const [pkg, origin] of reach.externals) {
       if (origin !== 'source' || this.byName.has(pkg) || isBuiltin(pkg)) continue;
-      out.push(`reach-ext:${pkg}@${(await this.lockfile.versionOf(pkg, prep.project.root)) ?? 'unknown'}`);
+      out.push(`reach-ext:${pkg}@${await externalLabel(this.lockfile, pkg, prep.project.root)}`);
     }
     for (const [pkg, r] of reach.packages) {
       if (r.origin !== 'source' || pkg === name) continue;
