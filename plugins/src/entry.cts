@@ -14,7 +14,8 @@
  * Which export each major calls (nx/src/project-graph/plugins/loaded-nx-plugin.js): 21 refuses a
  * plugin with only `createNodes` and calls `createNodesV2`; 22 calls `createNodesV2 ?? createNodes`;
  * 23 and 24 call `createNodes ?? createNodesV2` (`createNodesV2` is the deprecated name there). Both
- * names are exported, with the same (V2-shaped) function. `createDependencies` is the same in all.
+ * names are exported, with the same (V2-shaped) function. `createDependencies` is the same in all, and so
+ * is `postTasksExecution`. Every hook index.ts exports is forwarded (plugin.test.ts checks the two agree).
  *
  * Before the plugin runs, compat.cts checks the workspace's Nx and this Node.js: where kiln cannot run,
  * Nx reports one error naming kiln, the version found and what is supported (KILN_NX_UNSUPPORTED,
@@ -25,6 +26,7 @@ import compat = require('./compat.cjs');
 type Plugin = typeof import('./index.js');
 type CreateNodesFn = Plugin['createNodesV2'][1];
 type CreateDependenciesFn = Plugin['createDependencies'];
+type PostTasksExecutionFn = Plugin['postTasksExecution'];
 
 let plugin: Promise<Plugin> | undefined;
 const load = (): Promise<Plugin> => (plugin ??= import('./index.js'));
@@ -42,10 +44,17 @@ const createDependencies: CreateDependenciesFn = async (options, context) => {
   return (await load()).createDependencies(options, context);
 };
 
+/** Records the key each keyed task ran with (index.ts); Nx 21 and later call it after every run. */
+const postTasksExecution: PostTasksExecutionFn = async (options, context) => {
+  await compat.assertSupported(context.workspaceRoot);
+  return (await load()).postTasksExecution(options, context);
+};
+
 const createNodesV2: Plugin['createNodesV2'] = [PATTERN, createNodesFn];
 
 export = {
   createNodesV2,
   createNodes: createNodesV2,
   createDependencies,
+  postTasksExecution,
 };

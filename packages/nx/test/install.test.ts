@@ -99,7 +99,7 @@ describe.each(PMS)('%s', (pm) => {
 
     const init = await ws.nx(['g', '@kiln/nx:init', '--addBuildTargets', '--no-interactive']);
     expect(init.code, init.output).toBe(0);
-    expect((await ws.readJson('nx.json')).plugins).toContain('@kiln/nx');
+    expect((await ws.readJson('nx.json')).plugins).toContainEqual({ plugin: '@kiln/nx', options: { addBuildTargets: true } });
 
     const show = await ws.nx(['show', 'project', '@fresh/b', '--json']);
     expect(show.code, show.output).toBe(0);

@@ -86,7 +86,7 @@ describe.each(RUN)('Nx %s', (_major, version) => {
 
     const init = await ws.nx(['g', '@kiln/nx:init', '--addBuildTargets', '--no-interactive']);
     expect(init.code, init.output).toBe(0);
-    expect((await ws.readJson('nx.json')).plugins).toContain('@kiln/nx');
+    expect((await ws.readJson('nx.json')).plugins).toContainEqual({ plugin: '@kiln/nx', options: { addBuildTargets: true } });
     expect(init.output).not.toContain('is tested with'); // no "untested" warning on a tested major
 
     const graph = await ws.nx(['graph', '--file=graph.json']);
