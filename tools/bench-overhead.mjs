@@ -298,7 +298,7 @@ try {
   workspaces.push(plain, kiln, floor);
   await kiln.runNx(['g', '@kiln/nx:init', '--addBuildTargets', '--no-interactive'], { env: envAll });
   const nxJson = await kiln.readJson('nx.json');
-  if (!nxJson.plugins?.includes('@kiln/nx')) throw new Error('the init generator did not register @kiln/nx');
+  if (!nxJson.plugins?.some((p) => (typeof p === 'string' ? p : p.plugin) === '@kiln/nx')) throw new Error('the init generator did not register @kiln/nx');
   await kiln.commit('nx g @kiln/nx:init');
   const variants = [
     { name: 'plain', ws: plain, env: envAll },

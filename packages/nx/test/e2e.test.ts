@@ -113,7 +113,7 @@ async function judgeHits(hits: Lib[], restored: string, freshTasks: Record<strin
 describe('nx build with kiln keys (real Nx, real git)', () => {
   it('the init generator registered the plugin; running it twice changes nothing; builds are keyed by kiln', async () => {
     const nxJson = await ws.readJson('nx.json');
-    expect(nxJson.plugins).toContain('@kiln/nx');
+    expect(nxJson.plugins).toContainEqual({ plugin: '@kiln/nx', options: { addBuildTargets: true } });
     const again = await ws.runNx(['g', '@kiln/nx:init', '--addBuildTargets', '--no-interactive']);
     expect(again.code).toBe(0);
     expect(await ws.git('status', '--porcelain', 'nx.json')).toBe('');

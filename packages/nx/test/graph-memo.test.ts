@@ -56,6 +56,12 @@ beforeAll(async () => {
   code = await privateKiln();
   ws = await mkdtemp(join(tmpdir(), 'kiln-memo-'));
   await cp(FIXTURE, ws, { recursive: true, filter: (s) => !s.includes('node_modules') });
+  // kiln's own build targets (the memo answers for their keys): the libraries' own build targets go.
+  for (const lib of LIBS) {
+    const manifest = JSON.parse(await readFile(p(`libs/${lib}/package.json`), 'utf8'));
+    delete manifest.nx;
+    await writeFile(p(`libs/${lib}/package.json`), JSON.stringify(manifest, null, 2));
+  }
   process.env.KILN_STORE = join(ws, '.store');
   // A shared tsconfig installed as a package, extended by the workspace's base config.
   await mkdir(p('node_modules/@fx-config/tsconfig'), { recursive: true });
@@ -90,7 +96,7 @@ type Keys = Record<string, string>;
 async function nodes(): Promise<{ keys: Keys; hit: boolean }> {
   const before = graphMemoStats();
   const [, fn] = createNodesV2;
-  const results = await fn(FILES, {}, { workspaceRoot: ws, nxJsonConfiguration: {} } as never);
+  const results = await fn(FILES, { addBuildTargets: true }, { workspaceRoot: ws, nxJsonConfiguration: {} } as never);
   const after = graphMemoStats();
   const keys: Keys = {};
   for (const [file, result] of results) {
@@ -276,6 +282,19 @@ describe('graph memo', () => {
     const before = graphMemoStats();
     await fn(FILES, { buildTargetName: 'compile' }, { workspaceRoot: ws, nxJsonConfiguration: {} } as never);
     expect(graphMemoStats().computed).toBe(before.computed + 1);
+  });
+
+  it('misses when NODE_ENV changes (tool keys read it), and answers again once it is back', async () => {
+    await settle();
+    const before = process.env.NODE_ENV;
+    process.env.NODE_ENV = 'kiln-memo-test';
+    try {
+      expect((await nodes()).hit).toBe(false);
+    } finally {
+      if (before === undefined) delete process.env.NODE_ENV;
+      else process.env.NODE_ENV = before;
+    }
+    await settle();
   });
 
   it('is never written valid while the workspace holds a symbolic link to a directory', async () => {

@@ -49,7 +49,7 @@ describe('installed from the packed tarballs', () => {
   it('nx g @kiln/nx:init registers the plugin and builds run through the installed executor', async () => {
     const init = await ws.runNx(['g', '@kiln/nx:init', '--addBuildTargets', '--no-interactive']);
     expect(init.code).toBe(0);
-    expect((await ws.readJson('nx.json')).plugins).toContain('@kiln/nx');
+    expect((await ws.readJson('nx.json')).plugins).toContainEqual({ plugin: '@kiln/nx', options: { addBuildTargets: true } });
     const first = await ws.runNx(['run-many', '-t', 'build']);
     expect(first.executed).toHaveLength(5);
     const second = await ws.runNx(['run-many', '-t', 'build']);
