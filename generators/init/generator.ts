@@ -6,10 +6,21 @@
  * workspace defines (lib/target-defaults.ts), and a default keyed by kiln's executor keeps
  * `inputs: []` for kiln's own build targets (added only with `--addBuildTargets`). Idempotent:
  * running it twice changes nothing.
+ *
+ * First of all it checks that kiln can run in the workspace (its Nx version, this Node.js): where it
+ * cannot, it throws kiln's diagnostic and changes nothing (Nx exits non-zero); on an Nx newer than kiln
+ * was tested with it warns and goes on.
+ *
+ * kiln has no runtime dependency on `@nx/devkit` (whose major must match the workspace's Nx): nx.json
+ * is read and written through the Tree Nx hands it, and the workspace's own `@nx/devkit` is used where
+ * it resolves (file walk honouring ignores, logger, formatting); without one, a plain walk of the Tree
+ * (no node_modules, no dot folders), console warnings and no formatting.
  */
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { formatFiles, logger, readNxJson, updateNxJson, visitNotIgnoredFiles, type Tree } from '@nx/devkit';
+import { pathToFileURL } from 'node:url';
+import type { NxJsonConfiguration, Tree } from '@nx/devkit';
+import compat from '../../plugins/src/compat.cjs';
 import { shadowedTargets, withKeyedTargetDefaults } from './lib/target-defaults.js';
 import type { InitGeneratorSchema } from './schema.js';
 
@@ -26,8 +37,33 @@ function nxMajor(root: string): number | undefined {
   }
 }
 
+type Devkit = typeof import('@nx/devkit');
+
+/** The workspace's own `@nx/devkit`, where it resolves from the workspace root. */
+async function workspaceDevkit(root: string): Promise<Devkit | undefined> {
+  try {
+    const file = createRequire(join(root, 'package.json')).resolve('@nx/devkit');
+    return (await import(pathToFileURL(file).href)) as Devkit;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Every file of the Tree but node_modules and dot folders (used where the workspace has no @nx/devkit). */
+function visitFiles(tree: Tree, dir: string, visit: (path: string) => void): void {
+  for (const name of tree.children(dir)) {
+    const path = dir ? `${dir}/${name}` : name;
+    if (tree.isFile(path)) visit(path);
+    else if (name !== 'node_modules' && !name.startsWith('.')) visitFiles(tree, path, visit);
+  }
+}
+
 export default async function initGenerator(tree: Tree, options: InitGeneratorSchema = {}): Promise<void> {
-  const nxJson = readNxJson(tree) ?? {};
+  const support = await compat.assertSupported(tree.root);
+  const devkit = await workspaceDevkit(tree.root);
+  const warn = (m: string) => (devkit ? devkit.logger.warn(m) : console.warn(m));
+  if (support.untested) warn(`kiln: ${support.untested} It may work; if it does not, remove "${PLUGIN}" from the plugins of nx.json.`);
+  const nxJson: NxJsonConfiguration = tree.exists('nx.json') ? (JSON.parse(tree.read('nx.json', 'utf-8') ?? '{}') as NxJsonConfiguration) : {};
   const plugins = nxJson.plugins ?? [];
   const targets = options.targets?.length ? options.targets : ['build'];
   const pluginOptions: Record<string, unknown> = {
@@ -50,9 +86,10 @@ export default async function initGenerator(tree: Tree, options: InitGeneratorSc
   const major = nxMajor(tree.root);
   const keyed = withKeyedTargetDefaults(nxJson.targetDefaults as Record<string, unknown>, targets, major === undefined || major >= 24);
   nxJson.targetDefaults = keyed.targetDefaults as typeof nxJson.targetDefaults;
-  for (const n of keyed.notes) logger.warn(`kiln: ${n}`);
+  for (const n of keyed.notes) warn(`kiln: ${n}`);
   const manifests = new Map<string, unknown>();
-  visitNotIgnoredFiles(tree, '', (path) => {
+  const visitNotIgnored = devkit ? (fn: (path: string) => void) => devkit.visitNotIgnoredFiles(tree, '', fn) : (fn: (path: string) => void) => visitFiles(tree, '', fn);
+  visitNotIgnored((path) => {
     if (!/(^|\/)(project|package)\.json$/.test(path) || path.includes('node_modules/')) return;
     try {
       manifests.set(path, JSON.parse(tree.read(path, 'utf-8') ?? 'null'));
@@ -60,7 +97,7 @@ export default async function initGenerator(tree: Tree, options: InitGeneratorSc
       // not ours to report: Nx reports malformed project files itself
     }
   });
-  for (const line of shadowedTargets(manifests, targets)) logger.warn(`kiln: ${line}`);
-  updateNxJson(tree, nxJson);
-  if (!options.skipFormat) await formatFiles(tree);
+  for (const line of shadowedTargets(manifests, targets)) warn(`kiln: ${line}`);
+  tree.write('nx.json', JSON.stringify(nxJson, null, 2) + '\n');
+  if (!options.skipFormat && devkit) await devkit.formatFiles(tree);
 }

@@ -195,3 +195,19 @@ describe('init generator', () => {
     for (const p of Object.values(schema.properties)) expect((p as { description: string }).description.length).toBeGreaterThan(10);
   });
 });
+
+describe('the CommonJS entry Nx loads', () => {
+  it('is an extensible object that forwards every hook the plugin exports, with the same file pattern', async () => {
+    const { createRequire } = await import('node:module');
+    const entry = createRequire(__filename)('@kiln/nx') as Record<string, unknown>;
+    const plugin = (await import('../dist/plugins/src/index.js')) as Record<string, unknown>;
+    expect(Object.isExtensible(entry)).toBe(true); // Nx up to 22.6 sets plugin.name on it
+    const hooks = Object.keys(plugin).filter((k) => typeof plugin[k] === 'function' || k === 'createNodesV2');
+    for (const hook of ['createNodesV2', 'createDependencies', 'postTasksExecution']) expect(hooks).toContain(hook);
+    for (const hook of hooks.filter((k) => ['createNodesV2', 'createNodes', 'createDependencies', 'preTasksExecution', 'postTasksExecution'].includes(k))) {
+      expect(entry[hook], hook).toBeDefined();
+    }
+    expect((entry.createNodesV2 as [string])[0]).toBe((plugin.createNodesV2 as [string])[0]);
+    expect(entry.createNodes).toBe(entry.createNodesV2);
+  });
+});

@@ -222,6 +222,13 @@ export const CODES = {
       'Syntax nested deeper than kiln digests (128 levels of brackets, arrows and chained operators when parsing; 500 syntax-tree levels when digesting) is not digested structurally. The declarations that contain it are reported as changed (unparseable); the rest of the file is digested normally.',
     hint: 'Such nesting is almost always generated code: exclude it from the project, or split the expression.',
   },
+  KILN_NODE_UNSUPPORTED: {
+    severity: 'error',
+    title: 'kiln does not run on this Node.js version',
+    meaning:
+      'Nx loads executors and generators with require(), and kiln\'s are ES modules, which require() loads only from Node.js 20.19 (20.x) and 22.12 (22.x) on. The kiln plugin infers nothing and the init generator changes nothing; the message names the version found and the versions kiln runs on.',
+    hint: 'Run Nx on Node.js 20.19 or later in the 20 line, or 22.12 or later (check .nvmrc, the engines field and the CI image).',
+  },
   KILN_NOT_FOUND: {
     severity: 'error',
     title: 'A path given to kiln does not exist',
@@ -233,6 +240,13 @@ export const CODES = {
     title: 'No TypeScript or JavaScript sources were found',
     meaning: 'The directory contains no .ts, .tsx, .mts, .cts, .js, .jsx, .mjs or .cjs files outside node_modules and build outputs.',
     hint: 'Point kiln at a package directory or a source file.',
+  },
+  KILN_NX_UNSUPPORTED: {
+    severity: 'error',
+    title: 'The workspace runs an Nx version kiln does not support',
+    meaning:
+      'kiln is tested on each Nx major it claims, on a real install; the message names the Nx version found and the majors kiln supports. On an older Nx the kiln plugin infers nothing and fails the project graph with this message (rather than with an error from inside Nx), and the init generator leaves nx.json unchanged.',
+    hint: 'Upgrade Nx to a supported major (`npx nx migrate <version>`), or remove "@kiln/nx" from the plugins of nx.json to run Nx without kiln.',
   },
   KILN_OPAQUE_BINARY: {
     severity: 'info',
