@@ -18,7 +18,8 @@
  * changed (--install lockfile, the default) or every pair (--install all) are built in a per-commit
  * checkout with the dependencies really installed by the repository's package manager
  * (tools/lib/install.mjs: pnpm/npm/yarn at the version the commit names, frozen lockfile, no
- * scripts), with the TypeScript the commit installed, so external types are real.
+ * scripts), with the TypeScript the commit installed, so external types are real; the checkout is
+ * removed once its builds are cached (--keep-installs keeps it), the package store is kept.
  *
  * Calibration is enforced: the same builds and judges run on a seeded sample of kiln *reruns* whose own
  * sources changed meaningfully (kiln's declarations/modules moved and a file the package's tsconfig
@@ -35,7 +36,8 @@
  *
  * Usage: node tools/bench-history.mjs --repo DIR [--commits N] [--branch REF] [--cache DIR]
  *          [--workers N] [--sample N | --oracle-all | --no-oracle] [--seed N] [--jobs N] [--calibrate N]
- *          [--install lockfile|all|none] [--blind-judge kiln|token|both] [--json FILE] [--kiln-dist DIR]
+ *          [--install lockfile|all|none] [--keep-installs] [--blind-judge kiln|token|both] [--json FILE]
+ *          [--kiln-dist DIR]
  * Requires a build of this repository (`npm run build`). Exit status: 0, or 1 when the oracle found a
  * false hit, a judge disagreement or a blind judge, or 2 for bad usage.
  */
@@ -49,6 +51,7 @@ import { Worker, isMainThread, parentPort, workerData } from 'node:worker_thread
 import { nxHashes } from './lib/nx-emulation.mjs';
 import { configInputs, ORACLE_TS_VERSION } from './lib/oracle-build.mjs';
 import { diskUsage } from './lib/install.mjs';
+import { blinded, calibrate, CALIBRATION_MIN, verdictOf } from './lib/oracle-verdict.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(here, '..');
@@ -83,6 +86,8 @@ const HELP = `usage: node tools/bench-history.mjs --repo GIT_DIR [options]
                    (a checkout per commit under --cache, the commit's package manager and version,
                    frozen lockfile, no scripts; the commit's TypeScript):
                    lockfile (default: pairs whose lockfile changed), all, none
+  --keep-installs  keep each installed checkout after its builds (default: removed, ~0.2 GB each;
+                   the package store under --cache is kept, so installing again is warm)
   --blind-judge J  self-test of the calibration gate: judge J (kiln, token or both) calls every pair
                    equal; the run must then fail
   --json FILE      also write the results as JSON
@@ -110,6 +115,7 @@ try {
       calibrate: { type: 'string', default: '30' },
       install: { type: 'string', default: 'lockfile' },
       'blind-judge': { type: 'string' },
+      'keep-installs': { type: 'boolean', default: false },
       json: { type: 'string' },
       'kiln-dist': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
@@ -138,8 +144,6 @@ const SAMPLE = int('sample', 1);
 const SEED = int('seed', 0);
 const JOBS = int('jobs', 1);
 const CALIBRATE = int('calibrate', 1);
-/** Share of calibration reruns in which each judge must see an output difference (issue 10 point 4). */
-const CALIBRATION_MIN = 0.9;
 const INSTALL = args.install;
 if (!['lockfile', 'all', 'none'].includes(INSTALL)) {
   process.stderr.write(`--install must be lockfile, all or none\n`);
@@ -557,12 +561,7 @@ if (!args['no-oracle']) {
       `bare builds use TypeScript ${ORACLE_TS_VERSION}, installed builds the TypeScript the commit installed; judges: kiln compareOutputs and tools/lib/token-judge.mjs judgeOutputs${BLIND.size ? ` — JUDGE FORCED BLIND: ${[...BLIND].join(', ')} (self-test of the calibration gate)` : ''}`,
   );
   const results = await checkPairs([...chosen, ...calib]);
-  const verdict = (r) => {
-    if (r.fatal || !r.files?.[0] || !r.files?.[1] || (r.kiln.compared === 0 && r.token.compared === 0)) return 'failed';
-    if (r.kiln.equal && r.token.equal) return 'equal';
-    if (!r.kiln.equal && !r.token.equal) return 'differ';
-    return 'disagree';
-  };
+  const verdict = verdictOf;
   const strataRows = [];
   const falseHits = [];
   const disagreements = [];
@@ -609,25 +608,22 @@ if (!args['no-oracle']) {
   for (const { p, r } of disagreements) (say('DISAGREEMENT'), describe(p, r));
   if (failedList.length) {
     say(`failed or empty builds (${failedList.length}):`);
-    for (const { p, r } of failedList.slice(0, 30)) say(`  ${p.root} at ${shas[p.i].slice(0, 9)} [${p.stratum}, ${r.mode}]: files ${r.files?.join('/') ?? '-'}${r.fatal ? ` — ${String(r.fatal).split('\n')[0].slice(0, 240)}` : ''}`);
+    for (const { p, r } of failedList.slice(0, 30)) say(`  ${p.root} at ${shas[p.i].slice(0, 9)} [${p.stratum}, ${r.mode}]: files ${r.files?.join('/') ?? '-'}${r.fatal ? ` — ${errorLine(r.fatal)}` : ''}`);
     if (failedList.length > 30) say(`  (+${failedList.length - 30} more)`);
   }
 
   // Calibration, per judge.
+  const calibration = { population: reruns.length, ...calibrate(calib.map((p) => results.get(p))) };
   const calibValid = calib.filter((p) => verdict(results.get(p)) !== 'failed');
-  const calibration = { population: reruns.length, sampled: calib.length, failed: calib.length - calibValid.length, judges: {} };
   say();
   say(
     `calibration: ${calib.length} sampled kiln reruns whose own sources changed meaningfully (declarations/modules moved, a compiled file changed; population ${reruns.length}), ` +
       `${calibration.failed} failed/empty builds set apart; each judge must see a difference in at least ${Math.round(CALIBRATION_MIN * 100)}% of the rest:`,
   );
   for (const [j, label] of [['kiln', 'kiln compareOutputs'], ['token', 'token judge']]) {
-    const differ = calibValid.filter((p) => !results.get(p)[j].equal).length;
-    const rate = calibValid.length ? differ / calibValid.length : 0;
-    const pass = calibValid.length > 0 && rate >= CALIBRATION_MIN;
-    calibration.judges[j] = { valid: calibValid.length, differ, rate, pass };
-    say(`  ${label}: ${differ}/${calibValid.length} differ (${(100 * rate).toFixed(1)}%) — ${pass ? 'PASS' : 'BLIND: the run fails'}`);
-    if (!pass) runFailures.push(`${label} declared blind by calibration (${differ}/${calibValid.length})`);
+    const { differ, valid, rate, pass } = calibration.judges[j];
+    say(`  ${label}: ${differ}/${valid} differ (${(100 * rate).toFixed(1)}%) — ${pass ? 'PASS' : 'BLIND: the run fails'}`);
+    if (!pass) runFailures.push(`${label} declared blind by calibration (${differ}/${valid})`);
   }
   const unseen = calibValid.filter((p) => results.get(p).kiln.equal && results.get(p).token.equal);
   for (const p of unseen.slice(0, 10)) say(`  no output difference: ${p.root} at ${shas[p.i].slice(0, 9)} "${subjects.get(shas[p.i])}"`);
@@ -641,9 +637,9 @@ if (!args['no-oracle']) {
     say(
       `installs (${installs.pms.join(', ')}; nodes ${installs.nodes.join(', ')}): ${installs.count} commits installed (${installs.failed} failed), ${installs.thisRun} this run; ` +
         `install time total ${(installs.totalMs / 1000).toFixed(0)} s, median ${(installs.medianMs / 1000).toFixed(1)} s, max ${(installs.maxMs / 1000).toFixed(1)} s per commit; ` +
-        `disk: checkouts + node_modules ${(installs.diskInstalls / 2 ** 20).toFixed(0)} MiB, shared package store ${(installs.diskStore / 2 ** 20).toFixed(0)} MiB`,
+        `disk now (package store, tools and ${installs.kept} kept checkout(s) with node_modules, hard links once): ${(installs.disk / 2 ** 20).toFixed(0)} MiB`,
     );
-    for (const f of installs.failures.slice(0, 5)) say(`  install failed at ${f.sha.slice(0, 9)} (${f.command ?? f.pm ?? ''}): ${String(f.error).split('\n').slice(-3).join(' | ').slice(0, 400)}`);
+    for (const f of installs.failures) say(`  install failed at ${f.sha.slice(0, 9)} (${f.command ?? f.pm ?? ''}): ${errorLine(f.error)}`);
   }
   oracle = {
     kilnHits: pairs.length,
@@ -656,6 +652,12 @@ if (!args['no-oracle']) {
     blind: [...BLIND],
     ms: Math.round(performance.now() - tOracle),
   };
+}
+
+/** The line of a failure's output that says what went wrong (an ERR_ code or "error"), else its end. */
+function errorLine(text) {
+  const lines = String(text ?? '').split('\n');
+  return (lines.find((l) => /ERR_[A-Z]/.test(l)) ?? lines.find((l) => /\berror\b/i.test(l)) ?? lines.slice(-2).join(' | ')).trim().slice(0, 400);
 }
 
 /** tools/lib/token-judge.mjs (the judge that shares no code with kiln's extractor). */
@@ -710,8 +712,9 @@ function installSummary() {
     pms: [...new Set(marks.map((m) => m.pm).filter(Boolean))],
     nodes: [...new Set(marks.map((m) => m.node).filter(Boolean))],
     failures: marks.filter((m) => !m.ok),
-    diskInstalls: marks.length ? diskUsage(dir) : 0,
-    diskStore: existsSync(join(cache, 'pm-store')) ? diskUsage(join(cache, 'pm-store')) : 0,
+    // Hard links between the store and node_modules counted once: one `du` over both folders.
+    disk: marks.length ? diskUsage([dir, join(cache, 'pm-store'), join(cache, 'tools')].filter((d) => existsSync(d))) : 0,
+    kept: marks.filter((m) => m.ok && !m.pruned).length,
   };
 }
 
@@ -757,7 +760,7 @@ async function checkPairs(list) {
         new Promise((res, rej) => {
           if (!chunk.length) return res();
           const w = new Worker(fileURLToPath(import.meta.url), {
-            workerData: { repo, cache, jobs: chunk, tree: join(cache, `otree${k}`), index: join(cache, `otree${k}.index`) },
+            workerData: { repo, cache, jobs: chunk, tree: join(cache, `otree${k}`), index: join(cache, `otree${k}.index`), keepInstalls: args['keep-installs'] },
           });
           w.on('message', (m) => {
             if (m.type === 'install') {
@@ -808,11 +811,7 @@ async function checkPairs(list) {
   writeFileSync(resultsFile, JSON.stringify(stored));
   // A judge forced blind (--blind-judge) calls everything equal: applied after the cache, never stored.
   return new Map(
-    list.map((p) => {
-      const r = structuredClone(stored[idOf(p)]);
-      for (const j of BLIND) r[j] = { ...r[j], equal: true, differences: [] };
-      return [p, r];
-    }),
+    list.map((p) => [p, blinded(stored[idOf(p)], BLIND)]),
   );
 }
 
@@ -853,7 +852,7 @@ if (runFailures.length) process.exitCode = 1;
 
 // ---------------------------------------------------------------- oracle worker (a thread)
 
-async function oracleWorker({ repo: gitDir, cache: cacheDir, jobs, tree: dir0, index: idx0 }) {
+async function oracleWorker({ repo: gitDir, cache: cacheDir, jobs, tree: dir0, index: idx0, keepInstalls }) {
   const { oracleBuild: build, workspacePaths: wsPaths, installedTypeScript } = await import('./lib/oracle-build.mjs');
   const { projectRoots, pnpmPatterns } = await import('./lib/nx-emulation.mjs');
   const { installDependencies } = await import('./lib/install.mjs');
@@ -873,7 +872,7 @@ async function oracleWorker({ repo: gitDir, cache: cacheDir, jobs, tree: dir0, i
       const markFile = join(cacheDir, 'installs', `${sha}.install.json`);
       const mark = existsSync(markFile) ? JSON.parse(readFileSync(markFile, 'utf8')) : undefined;
       const filters = [...new Set([...(mark?.filters ?? []), ...list.map((b) => b.name)])].sort();
-      if (mark && (!mark.ok || filters.every((f) => mark.filters.includes(f)))) {
+      if (mark && (!mark.ok || (!mark.pruned && existsSync(dir) && filters.every((f) => mark.filters.includes(f))))) {
         parentPort.postMessage({ type: 'install', sha, cached: true, ok: mark.ok, filters, error: mark.error });
         if (!mark.ok) installFailure = mark.error;
       } else {
@@ -921,6 +920,14 @@ async function oracleWorker({ repo: gitDir, cache: cacheDir, jobs, tree: dir0, i
       }
       writeFileSync(join(b.outDir, '.done.json'), JSON.stringify({ ...r, mode }));
       parentPort.postMessage({ type: 'build', sha, root: b.root, mode, ...r });
+    }
+    // An installed checkout takes ~0.2 GB of directories and links (trpc): once its builds are written it
+    // is removed unless --keep-installs; a later build at this commit installs again (warm store).
+    if (mode === 'installed' && !keepInstalls) {
+      rmSync(dir, { recursive: true, force: true });
+      rmSync(join(cacheDir, 'installs', `${sha}.index`), { force: true });
+      const markFile = join(cacheDir, 'installs', `${sha}.install.json`);
+      if (existsSync(markFile)) writeFileSync(markFile, JSON.stringify({ ...JSON.parse(readFileSync(markFile, 'utf8')), pruned: true }));
     }
   }
 }

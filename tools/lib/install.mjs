@@ -190,21 +190,22 @@ export function installDependencies(dir, o) {
   delete env.NODE_OPTIONS;
   const r = spawnSync(cmd, argv, { cwd: dir, env, encoding: 'utf8', maxBuffer: 1 << 28, timeout: o.timeoutMs ?? 30 * 60_000 });
   const ms = Math.round(performance.now() - t0);
-  const output = `${r.stdout ?? ''}\n${r.stderr ?? ''}`;
+  // The tail of each stream, without Node's deprecation chatter (it would hide the package manager's error).
+  const tail = (t) => (t ?? '').split('\n').filter((l) => l.trim() && !/DeprecationWarning|--trace-deprecation/.test(l)).slice(-12).join('\n');
+  const output = [tail(r.stdout), tail(r.stderr)].filter(Boolean).join('\n');
   const command = `${node.fetched ? `node@${node.version}` : 'node'} ${pm.name}@${tool.version} ${args.join(' ')}`;
   if (r.status !== 0) {
-    return { ok: false, ms, pm: `${pm.name}@${tool.version}`, node: node.version, command, error: `exit ${r.status ?? r.signal}: ${output.trim().split('\n').slice(-15).join('\n')}`.slice(0, 4000) };
+    return { ok: false, ms, pm: `${pm.name}@${tool.version}`, node: node.version, command, error: `exit ${r.status ?? r.signal}: ${output}`.slice(0, 4000) };
   }
   return { ok: true, ms, pm: `${pm.name}@${tool.version}`, node: node.version, command };
 }
 
-/** Bytes and files under a folder (hard links counted once), for the report's disk figure. */
-export function diskUsage(dir) {
+/** Bytes on disk under one or more folders, hard links counted once (one `du` over all of them). */
+export function diskUsage(dirs) {
   try {
-    const out = execFileSync('du', ['-sk', dir], { encoding: 'utf8' });
-    return Number(out.split(/\s/)[0]) * 1024;
+    const out = execFileSync('du', ['-skc', ...[dirs].flat()], { encoding: 'utf8', maxBuffer: 1 << 24 });
+    return Number(out.trim().split('\n').pop().split(/\s/)[0]) * 1024;
   } catch {
     return 0;
   }
 }
-
