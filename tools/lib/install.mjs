@@ -16,7 +16,8 @@
  *     Node is not changed).
  *   - The install is frozen and runs no lifecycle scripts: `pnpm install --frozen-lockfile
  *     --ignore-scripts` (limited to the packages to build and their workspace dependencies with
- *     `--filter <name>...`), `npm ci --ignore-scripts`, `yarn install --immutable --mode=skip-build`
+ *     `--filter <name>...`; pnpm ≥ 12 with `--trust-lockfile`, as its supply-chain re-verification
+ *     of a committed lockfile fails on registry metadata without publish times), `npm ci --ignore-scripts`, `yarn install --immutable --mode=skip-build`
  *     (yarn ≥ 2) or `yarn install --frozen-lockfile --ignore-scripts` (yarn 1). The package stores
  *     (pnpm store, npm and yarn caches) are shared by every commit under the tool cache.
  *
@@ -71,6 +72,10 @@ export function installArgs(pm, o) {
       `--store-dir=${join(o.store, 'pnpm')}`,
       '--config.manage-package-manager-versions=false',
       '--config.confirmModulesPurge=false',
+      // pnpm ≥ 12 verifies a frozen lockfile against the workspace's supply-chain policies
+      // (trustPolicy, minimumReleaseAge) with registry metadata, and refuses entries whose publish time
+      // the registry does not list; the lockfile is the commit's own, trusted as committed.
+      ...(Number(String(pm.version ?? '9').split('.')[0]) >= 12 ? ['--trust-lockfile'] : []),
       ...(o.filters ?? []).flatMap((f) => ['--filter', `${f}...`]),
     ];
   }
@@ -172,7 +177,7 @@ export function installDependencies(dir, o) {
   } catch (e) {
     return { ok: false, ms: Math.round(performance.now() - t0), pm: `${pm.name}@${pm.version ?? '?'}`, error: String(e?.message ?? e).slice(0, 2000) };
   }
-  const args = installArgs(pm, { filters: pm.name === 'pnpm' ? o.filters : undefined, store: o.store });
+  const args = installArgs({ ...pm, version: tool.version ?? pm.version }, { filters: pm.name === 'pnpm' ? o.filters : undefined, store: o.store });
   const [cmd, argv] = tool.native ? [tool.bin, args] : [node.node, [tool.bin ?? execFileSync('which', ['npm'], { encoding: 'utf8' }).trim(), ...args]];
   const env = {
     ...process.env,
