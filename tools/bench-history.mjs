@@ -862,7 +862,25 @@ async function oracleWorker({ repo: gitDir, cache: cacheDir, jobs, tree: dir0, i
     mkdirSync(dir, { recursive: true });
     execFileSync('git', ['--git-dir', gitDir, '--work-tree', dir, 'read-tree', '-u', '--reset', sha], { env: { ...process.env, GIT_INDEX_FILE: idx }, stdio: ['ignore', 'ignore', 'pipe'] });
   };
-  for (const { sha, mode, list } of jobs) {
+  const failAll = (sha, mode, list, fatal) => {
+    for (const b of list) {
+      rmSync(b.outDir, { recursive: true, force: true });
+      mkdirSync(b.outDir, { recursive: true });
+      const r = { files: 0, syntaxErrors: 0, ms: 0, fatal };
+      writeFileSync(join(b.outDir, '.done.json'), JSON.stringify({ ...r, mode }));
+      parentPort.postMessage({ type: 'build', sha, root: b.root, mode, ...r });
+    }
+  };
+  for (const job of jobs) {
+    try {
+      await oracleJob(job);
+    } catch (e) {
+      // A checkout, install or workspace read that throws fails this commit's builds, not the run.
+      failAll(job.sha, job.mode, job.list.filter((b) => !existsSync(join(b.outDir, '.done.json'))), String(e?.stack ?? e).slice(0, 1500));
+    }
+  }
+
+  async function oracleJob({ sha, mode, list }) {
     let dir = dir0;
     let installFailure;
     if (mode === 'installed') {
@@ -886,6 +904,10 @@ async function oracleWorker({ repo: gitDir, cache: cacheDir, jobs, tree: dir0, i
     } else {
       readTree(dir, idx0, sha);
     }
+    if (installFailure) {
+      failAll(sha, mode, list, `install failed: ${installFailure}`);
+      return prune(sha, dir, mode);
+    }
     // Workspace packages at this commit (the workspace globs), for the `paths` mapping to sources.
     const tracked = execFileSync('git', ['--git-dir', gitDir, 'ls-tree', '-r', '--name-only', '--full-tree', sha], { maxBuffer: 1 << 28, encoding: 'utf8' }).split('\n');
     const files = new Map(tracked.filter(Boolean).map((p) => [p, '']));
@@ -908,7 +930,6 @@ async function oracleWorker({ repo: gitDir, cache: cacheDir, jobs, tree: dir0, i
     for (const b of list) {
       let r;
       try {
-        if (installFailure) throw new Error(`install failed: ${installFailure}`);
         // Installed: the TypeScript the commit installed for this package (else this repository's, said so).
         const its = mode === 'installed' ? installedTypeScript(join(dir, b.root), toolsDir) : undefined;
         r = build({ workspaceRoot: dir, root: b.root, tsconfig: b.tsconfig, paths, outDir: b.outDir, ts: its?.ts });
@@ -921,13 +942,18 @@ async function oracleWorker({ repo: gitDir, cache: cacheDir, jobs, tree: dir0, i
       writeFileSync(join(b.outDir, '.done.json'), JSON.stringify({ ...r, mode }));
       parentPort.postMessage({ type: 'build', sha, root: b.root, mode, ...r });
     }
-    // An installed checkout takes ~0.2 GB of directories and links (trpc): once its builds are written it
-    // is removed unless --keep-installs; a later build at this commit installs again (warm store).
-    if (mode === 'installed' && !keepInstalls) {
-      rmSync(dir, { recursive: true, force: true });
-      rmSync(join(cacheDir, 'installs', `${sha}.index`), { force: true });
-      const markFile = join(cacheDir, 'installs', `${sha}.install.json`);
-      if (existsSync(markFile)) writeFileSync(markFile, JSON.stringify({ ...JSON.parse(readFileSync(markFile, 'utf8')), pruned: true }));
-    }
+    prune(sha, dir, mode);
+  }
+
+  /**
+   * An installed checkout takes ~0.2 GB of directories and links (trpc): once its builds are written it
+   * is removed unless --keep-installs; a later build at this commit installs again (warm store).
+   */
+  function prune(sha, dir, mode) {
+    if (mode !== 'installed' || keepInstalls) return;
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(join(cacheDir, 'installs', `${sha}.index`), { force: true });
+    const markFile = join(cacheDir, 'installs', `${sha}.install.json`);
+    if (existsSync(markFile)) writeFileSync(markFile, JSON.stringify({ ...JSON.parse(readFileSync(markFile, 'utf8')), pruned: true }));
   }
 }
