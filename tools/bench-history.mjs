@@ -22,9 +22,10 @@
  * removed once its builds are cached (--keep-installs keeps it), the package store is kept.
  *
  * Calibration is enforced: the same builds and judges run on a seeded sample of kiln *reruns* whose own
- * sources changed meaningfully (kiln's declarations/modules moved and a file the package's tsconfig
- * compiles changed); each judge must see an output difference in at least 90% of them, or it is
- * declared blind. The run exits non-zero on a false hit, a judge disagreement or a blind judge
+ * sources changed meaningfully (a file the package's tsconfig compiles changed and kiln's digests of
+ * its declarations or modules moved; a type-only edit inside a body is such a change and emits the
+ * same output, hence 90% and not 100%); each judge must see an output difference in at least 90% of
+ * them, or it is declared blind. The run exits non-zero on a false hit, a judge disagreement or a blind judge
  * (--blind-judge forces a judge blind, to show that the gate can fail).
  *
  * Corpus: a git directory (bare is fine) of the repository, e.g. the one the `fetch` tool returns
@@ -56,7 +57,7 @@ import { blinded, calibrate, CALIBRATION_MIN, verdictOf } from './lib/oracle-ver
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(here, '..');
 let coreDist = join(repoRoot, 'packages/core/dist');
-const RECORD_VERSION = 3;
+const RECORD_VERSION = 4;
 
 if (!isMainThread) {
   await oracleWorker(workerData);
@@ -311,6 +312,9 @@ for (let i = 0; i < shas.length; i++) {
       parts: c
         ? {
             own: h(JSON.stringify([c.declarations, c.modules, c.files])),
+            // The package's own code alone (declarations and module layout/evaluation order), without the
+            // file list (which also carries non-source files the build reaches, e.g. a package.json).
+            ownCode: h(JSON.stringify([c.declarations, c.modules])),
             manifest: c.manifest?.digest ?? '',
             tsconfig: c.tsconfig?.digest ?? '',
             externals: h(JSON.stringify(c.externals)),
@@ -344,6 +348,7 @@ for (let i = 0; i < shas.length; i++) {
     const sorted = [...paths].sort();
     kp.readHash = h(sorted.map((p) => `${p}:${files.get(p) ?? '-'}`).join('\n'));
     kp.ownReadHash = h([...own.files, ...own.configs, `${root}/package.json`].sort().map((p) => `${p}:${files.get(p) ?? '-'}`).join('\n'));
+    kp.ownSrcHash = h([...own.files].sort().map((p) => `${p}:${files.get(p) ?? '-'}`).join('\n'));
   }
 
   const rec = {
@@ -454,7 +459,9 @@ for (let i = 1; i < shas.length; i++) {
       tsconfigB: kb?.tsconfig,
       inputsChanged: ka?.readHash !== kb?.readHash,
       ownChanged: ka?.ownReadHash !== kb?.ownReadHash,
-      ownMoved: !!(ka?.parts && kb?.parts && ka.parts.own !== kb.parts.own),
+      // Own sources changed meaningfully: a file the package's tsconfig compiles changed, and kiln's
+      // digests of the package's declarations or modules moved (calibration population).
+      ownCodeMoved: !!(ka?.parts && kb?.parts && ka.parts.ownCode !== kb.parts.ownCode && ka.ownSrcHash !== kb.ownSrcHash),
       nxRerun,
       kilnRerun,
       rule,
@@ -551,7 +558,7 @@ if (!args['no-oracle']) {
   // meaningfully (its declarations or modules moved in kiln's digest and a file its tsconfig compiles
   // changed): at least CALIBRATION_MIN of them must show an output difference to each judge, or that
   // judge is blind and the run fails.
-  const reruns = allPairs.filter((p) => p.kilnRerun && p.ownMoved && p.ownChanged && p.tsconfigA && p.tsconfigB);
+  const reruns = allPairs.filter((p) => p.kilnRerun && p.ownCodeMoved && p.tsconfigA && p.tsconfigB);
   const calib = stableSample(reruns, CALIBRATE, SEED + 1);
   say();
   say(
@@ -617,7 +624,7 @@ if (!args['no-oracle']) {
   const calibValid = calib.filter((p) => verdict(results.get(p)) !== 'failed');
   say();
   say(
-    `calibration: ${calib.length} sampled kiln reruns whose own sources changed meaningfully (declarations/modules moved, a compiled file changed; population ${reruns.length}), ` +
+    `calibration: ${calib.length} sampled kiln reruns whose own sources changed meaningfully (a file its tsconfig compiles changed and kiln's declaration/module digests moved; population ${reruns.length}), ` +
       `${calibration.failed} failed/empty builds set apart; each judge must see a difference in at least ${Math.round(CALIBRATION_MIN * 100)}% of the rest:`,
   );
   for (const [j, label] of [['kiln', 'kiln compareOutputs'], ['token', 'token judge']]) {
