@@ -21,7 +21,7 @@
  * package root, so two commits' outputs line up file by file.
  */
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -40,8 +40,8 @@ const libCache = new Map();
 
 const loadedTs = new Map();
 /**
- * The TypeScript a checkout installed, resolved from the package's folder as its build would, or
- * undefined when none resolves. Its files are copied once into `toolsDir` (keyed by version and a
+ * The TypeScript a checkout installed, resolved from the package's folder as its build would (through
+ * a shim package to the compiler it loads), or undefined when none resolves. Its files are copied once into `toolsDir` (keyed by version and a
  * hash of the compiler), so every checkout with the same compiler shares one loaded module and one
  * parsed lib set.
  * @returns {{ ts: typeof import('typescript'), version: string } | undefined}
@@ -53,10 +53,23 @@ export function installedTypeScript(packageDir, toolsDir) {
   } catch {
     return undefined;
   }
-  const dir = dirname(pkgJson);
-  const version = JSON.parse(readFileSync(pkgJson, 'utf8')).version;
+  let dir = dirname(pkgJson);
+  // A shim package (`typescript` overridden by `@typescript/typescript6`, whose lib/typescript.js is
+  // `module.exports = require("@typescript/old")`): follow it to the package that holds the compiler.
+  for (let hop = 0; hop < 4; hop++) {
+    const main = join(dir, 'lib', 'typescript.js');
+    if (!existsSync(main) || statSync(main).size > 4096) break;
+    const target = /require\(\s*["']([^"'./][^"']*)["']\s*\)/.exec(readFileSync(main, 'utf8'))?.[1];
+    if (!target) break;
+    try {
+      dir = dirname(createRequire(join(realpathSync(dir), 'package.json')).resolve(`${target}/package.json`));
+    } catch {
+      return undefined;
+    }
+  }
+  const version = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).version;
   const main = join(dir, 'lib', 'typescript.js');
-  if (!existsSync(main)) return undefined;
+  if (!existsSync(main) || statSync(main).size < 100_000) return undefined;
   const id = `typescript-${version}-${createHash('sha256').update(readFileSync(main)).digest('hex').slice(0, 12)}`;
   let hit = loadedTs.get(id);
   if (hit) return hit;
