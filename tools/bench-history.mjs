@@ -16,8 +16,8 @@
  * A false hit is a pair both judges find different; a pair they disagree on is printed and fails the
  * run; a build that failed or emitted nothing is counted apart, never as equal. Pairs whose lockfile
  * changed (--install lockfile, the default) or every pair (--install all) are built in a per-commit
- * checkout with the dependencies really installed by the repository's package manager
- * (tools/lib/install.mjs: pnpm/npm/yarn at the version the commit names, frozen lockfile, no
+ * checkout with the whole workspace's dependencies really installed by the repository's package
+ * manager (tools/lib/install.mjs: pnpm/npm/yarn at the version the commit names, frozen lockfile, no
  * scripts), with the TypeScript the commit installed, so external types are real; the checkout is
  * removed once its builds are cached (--keep-installs keeps it), the package store is kept.
  *
@@ -58,6 +58,8 @@ const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(here, '..');
 let coreDist = join(repoRoot, 'packages/core/dist');
 const RECORD_VERSION = 4;
+/** Version of the oracle's build setup (builds and verdicts of another version are not reused). */
+const ORACLE_BUILD_VERSION = 2;
 
 if (!isMainThread) {
   await oracleWorker(workerData);
@@ -84,8 +86,9 @@ const HELP = `usage: node tools/bench-history.mjs --repo GIT_DIR [options]
                    meaningfully; each judge must find a difference in >= 90% of those that built,
                    or it is declared blind and the run fails (default 30; at least 1)
   --install MODE   which pairs are built with the dependencies really installed at both commits
-                   (a checkout per commit under --cache, the commit's package manager and version,
-                   frozen lockfile, no scripts; the commit's TypeScript):
+                   (a checkout per commit under --cache, the whole workspace installed by the
+                   commit's package manager and version, frozen lockfile, no scripts; the commit's
+                   TypeScript):
                    lockfile (default: pairs whose lockfile changed), all, none
   --keep-installs  keep each installed checkout after its builds (default: removed, ~0.2 GB each;
                    the package store under --cache is kept, so installing again is warm)
@@ -732,13 +735,13 @@ function installSummary() {
 async function checkPairs(list) {
   // Builds depend only on the corpus, the mode and the compiler (shared by every run); verdicts on
   // kiln's compareOutputs and the token judge, so they are cached per kiln build and judge.
-  const resultsFile = join(cache, 'oracle', `results-${ORACLE_TS_VERSION}-${FP}-${judgeFingerprint()}.json`);
+  const resultsFile = join(cache, 'oracle', `results-b${ORACLE_BUILD_VERSION}-${ORACLE_TS_VERSION}-${FP}-${judgeFingerprint()}.json`);
   mkdirSync(dirname(resultsFile), { recursive: true });
   const stored = existsSync(resultsFile) ? JSON.parse(readFileSync(resultsFile, 'utf8')) : {};
   const modeOf = (p) => (installedMode(p) ? 'installed' : 'bare');
   const idOf = (p) => `${p.root}@${shas[p.i - 1]}:${p.tsconfigA}..${shas[p.i]}:${p.tsconfigB}:${modeOf(p)}`;
   const buildDir = (root, sha, tsconfig, mode) =>
-    join(cache, 'oracle', 'builds', root.replace(/[/@]/g, '_'), `${sha}-${tsconfig.replace(/[^\w.-]/g, '_')}${mode === 'installed' ? '-installed' : ''}`);
+    join(cache, 'oracle', 'builds', root.replace(/[/@]/g, '_'), `${sha}-${tsconfig.replace(/[^\w.-]/g, '_')}${mode === 'installed' ? '-full-install' : ''}`);
   const need = [...new Set(list)].filter((p) => !stored[idOf(p)]);
   // Builds needed, grouped by commit and mode so each checkout (and install) serves every package built at it.
   const builds = new Map();
@@ -772,7 +775,7 @@ async function checkPairs(list) {
           w.on('message', (m) => {
             if (m.type === 'install') {
               if (!m.cached) installsThisRun++;
-              log(`oracle install ${m.sha.slice(0, 9)} (${m.filters.length} package(s)): ${m.cached ? 'cached' : `${m.ok ? 'ok' : 'FAILED'} in ${(m.ms / 1000).toFixed(1)} s`}${m.ok ? '' : ` — ${String(m.error).split('\n').slice(-2).join(' | ').slice(0, 300)}`}`);
+              log(`oracle install ${m.sha.slice(0, 9)}: ${m.cached ? 'cached' : `${m.ok ? 'ok' : 'FAILED'} in ${(m.ms / 1000).toFixed(1)} s`}${m.ok ? '' : ` — ${String(m.error).split('\n').slice(-2).join(' | ').slice(0, 300)}`}`);
               return;
             }
             done++;
@@ -891,21 +894,23 @@ async function oracleWorker({ repo: gitDir, cache: cacheDir, jobs, tree: dir0, i
     let dir = dir0;
     let installFailure;
     if (mode === 'installed') {
-      // A checkout per commit, kept under --cache with its node_modules; the marker records what was
-      // installed (the packages filtered for pnpm), each attempt's time, and failures (not retried).
+      // A checkout per commit under --cache with the whole workspace installed — never a subset: the
+      // projects installed change what gets hoisted and which copy of a type resolves, so both commits
+      // of a pair must get the same kind of install (filtered installs that differed made declaration
+      // emit differ between two commits whose sources did not). The marker records each attempt's time
+      // and failures (not retried).
       dir = join(cacheDir, 'installs', sha);
       const markFile = join(cacheDir, 'installs', `${sha}.install.json`);
       const mark = existsSync(markFile) ? JSON.parse(readFileSync(markFile, 'utf8')) : undefined;
-      const filters = [...new Set([...(mark?.filters ?? []), ...list.map((b) => b.name)])].sort();
-      if (mark && (!mark.ok || (!mark.pruned && existsSync(dir) && filters.every((f) => mark.filters.includes(f))))) {
-        parentPort.postMessage({ type: 'install', sha, cached: true, ok: mark.ok, filters, error: mark.error });
+      if (mark && (!mark.ok || (!mark.pruned && existsSync(dir)))) {
+        parentPort.postMessage({ type: 'install', sha, cached: true, ok: mark.ok, error: mark.error });
         if (!mark.ok) installFailure = mark.error;
       } else {
         readTree(dir, join(cacheDir, 'installs', `${sha}.index`), sha);
-        const r = installDependencies(dir, { toolsDir, store: join(cacheDir, 'pm-store'), filters });
-        const next = { sha, ...r, filters, history: [...(mark?.history ?? []), { ms: r.ms, filters: filters.length, ok: r.ok }] };
+        const r = installDependencies(dir, { toolsDir, store: join(cacheDir, 'pm-store') });
+        const next = { sha, ...r, history: [...(mark?.history ?? []), { ms: r.ms, ok: r.ok }] };
         writeFileSync(markFile, JSON.stringify(next));
-        parentPort.postMessage({ type: 'install', sha, cached: false, ...r, filters });
+        parentPort.postMessage({ type: 'install', sha, cached: false, ...r });
         if (!r.ok) installFailure = r.error;
       }
     } else {

@@ -15,8 +15,9 @@
  *     that satisfies both is fetched into the tool cache and used for the install only (the machine's
  *     Node is not changed).
  *   - The install is frozen and runs no lifecycle scripts: `pnpm install --frozen-lockfile
- *     --ignore-scripts` (limited to the packages to build and their workspace dependencies with
- *     `--filter <name>...`; pnpm ≥ 12 with `--trust-lockfile`, as its supply-chain re-verification
+ *     --ignore-scripts` (the whole workspace; `filters` limits it to packages and their workspace
+ *     dependencies with `--filter <name>...`, which the benchmark does not use: the projects installed
+ *     change hoisting and type resolution; pnpm ≥ 12 with `--trust-lockfile`, as its supply-chain re-verification
  *     of a committed lockfile fails on registry metadata without publish times), `npm ci --ignore-scripts`, `yarn install --immutable --mode=skip-build`
  *     (yarn ≥ 2) or `yarn install --frozen-lockfile --ignore-scripts` (yarn 1). The package stores
  *     (pnpm store, npm and yarn caches) are shared by every commit under the tool cache.
