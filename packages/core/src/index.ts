@@ -30,6 +30,7 @@ export { discoverWorkspace, expandPatterns, parsePnpmWorkspace, type Workspace, 
 export { readLockfile, type Lockfile } from './workspace/lockfile.js';
 export { computeClosures, type ClosureResult, type ClosureFlavour } from './closure/closure.js';
 export { readTsconfig, findTsconfig, TSCONFIG_CANDIDATES, type TsconfigView } from './key/tsconfig.js';
+export { commandWords, bundlePolicy, toolOutputs, type ToolTargetSpec, type ToolKeyComponents, type BundlePolicy } from './key/tool-key.js';
 export { manifestView, fullManifestDigest, type ManifestView } from './key/manifest.js';
 export {
   computeWorkspaceKeys,

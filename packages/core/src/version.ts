@@ -7,7 +7,7 @@
  */
 
 /** Version of the fact extractor (parse + walk). Part of every slice key. */
-export const EXTRACTOR_VERSION = 5;
+export const EXTRACTOR_VERSION = 6;
 
 /**
  * The TypeScript parser EXTRACTOR_VERSION was cut for (kiln pins it exactly). Slices are keyed by

@@ -303,3 +303,13 @@ describe('a dependency keyed whole holding a declaration too deep to digest', ()
     expect(await keyOfApp(2)).not.toBe(await keyOfApp(1));
   });
 });
+
+describe("a JSON file a dependency's TypeScript only require()s (found by the history check on typescript-eslint)", () => {
+  // The compiler does not follow a plain require() in a .ts file: the JSON reaches no type.
+  const spec = ws(
+    { 'src/index.ts': `declare function require(id: string): any;\nexport const version: string = require('../package.json').version;\n` },
+    { 'src/index.ts': `import { version } from '@x/dep';\nexport const v = version;\n` },
+  );
+  it("a release (the dependency's package.json version) keeps the consumer key", () =>
+    expectStays('require-json-stay', spec, { 'packages/dep/package.json': (s) => s.replace('"version":"1.0.0"', '"version":"1.1.0"') }));
+});

@@ -318,16 +318,30 @@ describe('the pool is closed on every path', () => {
   });
 
   it('a progress callback that throws rejects the run and still closes the pool', async () => {
-    const tree = await makeTree(6);
-    await expect(
-      digestTree(tree, {
-        store: false,
-        workers: 2,
-        onProgress: () => {
-          throw new Error('progress listener failed');
-        },
-      }),
-    ).rejects.toThrow('progress listener failed');
+    // Many files: when the listener throws on the first one, tasks are still in flight. A pool
+    // destroyed under them makes piscina throw an uncaught "Unexpected message from Worker" (it
+    // failed CI once); the pool must wait for them.
+    const tree = await makeTree(120);
+    const uncaught: unknown[] = [];
+    const onUncaught = (e: unknown) => uncaught.push(e);
+    process.on('uncaughtException', onUncaught);
+    try {
+      for (let round = 0; round < 3; round++) {
+        await expect(
+          digestTree(tree, {
+            store: false,
+            workers: 2,
+            onProgress: () => {
+              throw new Error('progress listener failed');
+            },
+          }),
+        ).rejects.toThrow('progress listener failed');
+      }
+      await new Promise((r) => setTimeout(r, 300));
+    } finally {
+      process.off('uncaughtException', onUncaught);
+    }
+    expect(uncaught.map(String)).toEqual([]);
     if (canCountThreads) expect(await threadsSettle(baseline)).toBeLessThanOrEqual(baseline);
   });
 

@@ -150,6 +150,8 @@ class SliceBuilder {
   private readonly pendingRefs = new Map<number, Set<string>>();
   /** Specifiers of `import('x')`, `require('x')` and `import('x').T` anywhere in the file. */
   private readonly dynamicSpecifiers = new Set<string>();
+  /** Of those, the ones the compiler follows for types in a TypeScript file: `import()` and import types (not `require()`). */
+  private readonly followedSpecifiers = new Set<string>();
   private readonly diagnostics: SliceDiagnostic[];
   private readonly errorRanges: { start: number; end: number }[];
   private readonly flagMask: number;
@@ -275,6 +277,8 @@ class SliceBuilder {
     this.finalizeShapes();
     this.slice.decls = this.pending.map((p) => p.fact);
     this.slice.dynamicImports = [...this.dynamicSpecifiers].sort();
+    const requireOnly = [...this.dynamicSpecifiers].filter((s) => !this.followedSpecifiers.has(s)).sort();
+    if (requireOnly.length) this.slice.requireOnly = requireOnly;
     return this.slice;
   }
 
@@ -758,12 +762,16 @@ class SliceBuilder {
         const arg = n.arguments[0];
         if (arg && ts.isStringLiteralLike(arg) && (n.expression.kind === SK.ImportKeyword || (ts.isIdentifier(n.expression) && n.expression.text === 'require'))) {
           this.dynamicSpecifiers.add(arg.text);
+          if (n.expression.kind === SK.ImportKeyword) this.followedSpecifiers.add(arg.text);
         }
         break;
       }
       case V.ImportType: {
         const arg = (node as TS.ImportTypeNode).argument;
-        if (ts.isLiteralTypeNode(arg) && ts.isStringLiteral(arg.literal)) this.dynamicSpecifiers.add(arg.literal.text);
+        if (ts.isLiteralTypeNode(arg) && ts.isStringLiteral(arg.literal)) {
+          this.dynamicSpecifiers.add(arg.literal.text);
+          this.followedSpecifiers.add(arg.literal.text);
+        }
         break;
       }
       case V.NewExpression: {

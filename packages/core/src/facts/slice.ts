@@ -150,5 +150,11 @@ export interface Slice {
   exports: LocalExportFact[];
   /** Specifiers of dynamic imports, `require` calls and import types, sorted. */
   dynamicImports: string[];
+  /**
+   * Of those, the ones named only by `require()` calls, sorted; absent when none. In a TypeScript file
+   * the compiler does not follow a plain `require()` (its result is not typed from the module), so what
+   * it names cannot reach the file's types or a consumer's.
+   */
+  requireOnly?: string[];
   diagnostics: SliceDiagnostic[];
 }

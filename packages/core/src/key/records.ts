@@ -8,6 +8,7 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { KeyComponents } from './unit-key.js';
+import type { ToolKeyComponents } from './tool-key.js';
 
 export function recordsDir(workspaceRoot: string): string {
   return join(workspaceRoot, 'node_modules', '.cache', 'kiln');
@@ -16,7 +17,7 @@ export function recordsDir(workspaceRoot: string): string {
 const safe = (s: string) => s.replace(/[^A-Za-z0-9._-]/g, '_');
 
 /** Write the components of a key, once (the key is a digest of them). */
-export async function recordComponents(workspaceRoot: string, key: string, components: KeyComponents): Promise<void> {
+export async function recordComponents(workspaceRoot: string, key: string, components: KeyComponents | ToolKeyComponents): Promise<void> {
   const dir = join(recordsDir(workspaceRoot), 'keys');
   const file = join(dir, `${key}.json`);
   if (existsSync(file)) return;

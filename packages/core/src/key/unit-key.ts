@@ -26,6 +26,7 @@ import { manifestView, type ManifestView } from './manifest.js';
 import { DIGEST_SCHEMA, EXTRACTOR_VERSION } from '../version.js';
 import { recordComponents } from './records.js';
 import { computeReach, createReachCaches, type ReachResult } from './reach.js';
+import { computeToolKey, listToolInputs, splitToolInputs, toolOutputs, type ToolKeyComponents, type ToolTargetSpec } from './tool-key.js';
 import { OpaquePackages, opaqueSurface } from './opaque.js';
 
 /** Version of the key composition itself: bump when what a key covers changes. */
@@ -73,6 +74,8 @@ export interface ProjectKey {
   /** The build key, or null when the project cannot be built (no tsconfig, unreadable manifest). */
   key: string | null;
   components: KeyComponents | null;
+  /** Keys of the targets kiln does not run (`options.targets`), by target name (key/tool-key.ts). */
+  targets?: Record<string, { key: string; components: ToolKeyComponents }>;
   /** What this project offers its dependents. */
   surface: DependencySurface | null;
   diagnostics: Diagnostic[];
@@ -96,6 +99,11 @@ export interface WorkspaceKeyOptions {
   onProgress?: (done: number, total: number) => void;
   /** Record each key's components under node_modules/.cache/kiln (for `kiln explain-miss`). */
   record?: boolean;
+  /**
+   * Targets kiln does not run but keys (a script, a command, another executor), per project root:
+   * each gets a key over everything its tool can read (key/tool-key.ts).
+   */
+  targets?: Record<string, ToolTargetSpec[]>;
 }
 
 interface Prepared {
@@ -104,6 +112,8 @@ interface Prepared {
   report?: DigestReport;
   /** What the project reaches beyond its named imports (computed once every project it reaches is prepared). */
   reach?: ReachResult;
+  /** For targets kiln does not run: every source under the project (digested) and the other files, per target. */
+  tool?: Map<string, { report: DigestReport; others: string[] }>;
   diagnostics: Diagnostic[];
 }
 
@@ -193,6 +203,24 @@ export async function computeWorkspaceKeys(workspaceRoot: string, options: Works
       await Promise.all([...closure.values()].map((p) => prepare(p)));
       if (closure.size === before) break;
     }
+    // Targets kiln does not run: everything under the project their tool can read.
+    for (const p of selected) {
+      const specs = options.targets?.[p.root];
+      if (!specs?.length || !p.manifest) continue;
+      const prep = prepared.get(p.root) ?? { project: p, diagnostics: [] };
+      prepared.set(p.root, prep);
+      prep.tool = new Map();
+      const dir = join(workspaceRoot, p.root);
+      for (const spec of specs) {
+        const { sources, others } = splitToolInputs(await listToolInputs(dir, toolOutputs(spec, p.manifest, prep.tsconfig)));
+        const report = await digestTree(dir, {
+          files: sources,
+          ...(options.store !== undefined ? { store: options.store } : {}),
+          ...(options.workers === 0 ? { workers: 0 } : { pool: lazyPool }),
+        });
+        prep.tool.set(spec.name, { report, others });
+      }
+    }
   } finally {
     await pool?.destroy();
   }
@@ -207,6 +235,27 @@ export async function computeWorkspaceKeys(workspaceRoot: string, options: Works
     const prep = prepared.get(p.root) ?? { project: p, diagnostics: [] };
     const result = await projectKey(workspaceRoot, prep, byName, lockfile, surfaces);
     if (options.record && result.key && result.components) await recordComponents(workspaceRoot, result.key, result.components).catch(() => undefined);
+    for (const spec of options.targets?.[p.root] ?? []) {
+      const tool = prep.tool?.get(spec.name);
+      if (!tool || !p.manifest) continue;
+      for (const d of tool.report.diagnostics) result.diagnostics.push({ ...d, ...(d.file ? { file: posix.join(p.root, d.file) } : {}) });
+      const t = await computeToolKey({
+        workspaceRoot,
+        project: p,
+        spec,
+        report: tool.report,
+        others: tool.others,
+        tsconfig: prep.tsconfig,
+        lockfile,
+        byName,
+        deps: surfaces,
+        workspaceDependencies: workspaceDependencyNames(p, byName),
+        keySchema: KEY_SCHEMA,
+        toolchain: `key${KEY_SCHEMA}/extractor${EXTRACTOR_VERSION}/digest${DIGEST_SCHEMA}`,
+      });
+      (result.targets ??= {})[spec.name] = t;
+      if (options.record) await recordComponents(workspaceRoot, t.key, t.components).catch(() => undefined);
+    }
     files += result.stats.files;
     parsed += result.stats.parsed;
     projects.push(result);
@@ -432,6 +481,55 @@ class SurfaceCalculator {
     return m;
   }
 
+  private readonly bundleMemo = new Map<string, Promise<DependencySurface>>();
+  private readonly bundling = new Set<string>();
+
+  /**
+   * A package as a bundler sees it (key/tool-key.ts): all of it, bodies and imported assets included,
+   * and the workspace packages it imports bundled in turn — unless `external` names them (the tool
+   * keeps those imports), then by their surface.
+   */
+  bundleOf(name: string, external: ReadonlySet<string>): Promise<DependencySurface> {
+    const id = `${name}\u0000${[...external].sort().join(',')}`;
+    let m = this.bundleMemo.get(id);
+    if (m) return m;
+    let contextual = false;
+    m = (async (): Promise<DependencySurface> => {
+      this.bundling.add(name);
+      try {
+        const project = this.byName.get(name)!;
+        const prep = this.prepared.get(project.root);
+        const whole = await this.wholeOf(name);
+        const parts = [`whole:${whole.digest}`];
+        const imported = new Set<string>();
+        if (prep?.report) for (const f of prep.report.files) for (const p of f.external_packages) imported.add(p);
+        else if (!prep?.tsconfig) for (const p of (await this.opaque.content(project)).packages) imported.add(p);
+        for (const pkg of [...imported].sort()) {
+          if (pkg === name || !this.byName.has(pkg)) continue;
+          if (external.has(pkg)) parts.push(`ext-ws:${pkg}:${(await this.surfaceOf(pkg)).digest}`);
+          else if (this.bundling.has(pkg)) {
+            // A cycle: the package on the stack is covered by the caller's key only, so this result
+            // holds for this caller (not memoised), like every bundle computed under it.
+            parts.push(`bundle:${pkg}:cycle`);
+            contextual = true;
+          } else {
+            const sub = await this.bundleOf(pkg, external);
+            if (!this.bundleMemo.has(`${pkg}\u0000${[...external].sort().join(',')}`)) contextual = true;
+            parts.push(`bundle:${pkg}:${sub.digest}`);
+          }
+        }
+        return { digest: digestParts('kiln-bundle/1', parts), mode: 'full', reason: 'a dependent bundles it', exports: {} };
+      } finally {
+        this.bundling.delete(name);
+      }
+    })();
+    this.bundleMemo.set(id, m);
+    return m.then((r) => {
+      if (contextual) this.bundleMemo.delete(id);
+      return r;
+    });
+  }
+
   private isOpaque(name: string): boolean {
     const prep = this.prepared.get(this.byName.get(name)!.root);
     return !prep?.report || !prep.tsconfig;
@@ -589,9 +687,13 @@ class SurfaceCalculator {
     return { digest: digestParts('kiln-surface-full/2', parts), mode: 'full', reason, exports: {} };
   }
 
-  /** Content of the non-source files the package's sources import (`./data.json`): an inferred export may carry it. */
+  /**
+   * Content of the non-source files the package's sources import (`./data.json`): an inferred export
+   * may carry it. Not those its TypeScript files only `require()` (`require('../package.json').version`):
+   * the compiler does not follow them, so no type of the package can.
+   */
   private async assetParts(project: WorkspaceProject, report: DigestReport): Promise<string[]> {
-    const assets = [...new Set(report.files.flatMap((f) => f.asset_imports))].sort();
+    const assets = [...new Set(report.files.flatMap((f) => f.asset_imports.filter((a) => !f.asset_requires?.includes(a))))].sort();
     const out: string[] = [];
     for (const a of assets) out.push(`asset:${a}:${await contentHashOf(join(this.workspaceRoot, project.root, a))}`);
     return out;

@@ -1,6 +1,9 @@
 /**
  * The digest worker pool. Created and closed by core only (never by executors); sized to the
  * machine unless told otherwise; `withDigestPool` closes it on every path, error or not.
+ * Invariant: the pool is destroyed only once no task is in flight — a caller that fails mid-run
+ * (a throwing progress listener) leaves tasks running, and piscina throws an uncaught "Unexpected
+ * message from Worker" when a worker answers a destroyed pool.
  */
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
@@ -35,10 +38,24 @@ export function createDigestPool(threads = defaultWorkerCount()): DigestPool {
     // Deep syntax recurses in the parser; give workers the same headroom as the main thread.
     resourceLimits: { stackSizeMb: 8 },
   });
+  const inFlight = new Set<Promise<unknown>>();
   return {
     threads,
-    run: (task) => piscina.run(task),
-    destroy: () => piscina.destroy(),
+    run: (task) => {
+      const p = piscina.run(task);
+      const settled = p.then(
+        () => undefined,
+        () => undefined,
+      );
+      inFlight.add(settled);
+      void settled.then(() => inFlight.delete(settled));
+      return p;
+    },
+    destroy: async () => {
+      // Tasks are short and synchronous in the worker; waiting for them is bounded.
+      while (inFlight.size > 0) await Promise.all(inFlight);
+      await piscina.destroy();
+    },
   };
 }
 

@@ -265,6 +265,7 @@ function assemble(
       external_packages: externalPackagesOf(slice),
       asset_imports: assetImportsOf(rel, slice, modules),
       specifiers: specifiersOf(slice),
+      ...requiredAssets(rel, slice, modules),
       ...(mayBeScript(slice) ? { script: true } : {}),
     });
     for (const d of slice.diagnostics) {
@@ -352,6 +353,22 @@ function assetImportsOf(file: string, slice: Slice, modules: ModuleExports): str
     if (/\.[A-Za-z0-9]+$/.test(target) && !fileKind(target)) out.add(target);
   }
   return [...out].sort();
+}
+
+/**
+ * Non-source files a TypeScript file names only in `require()` calls: the compiler does not follow
+ * them for types (nor copy them), so they cannot reach a consumer's types through this file.
+ */
+function requiredAssets(file: string, slice: Slice, modules: ModuleExports): { asset_requires?: string[] } {
+  if (!slice.requireOnly?.length || slice.language !== 'typescript') return {};
+  const only = new Set(slice.requireOnly);
+  const statically = new Set([...slice.imports.map((i) => i.specifier), ...slice.reexports.map((r) => r.specifier)]);
+  const out = new Set<string>();
+  for (const spec of only) {
+    if (statically.has(spec) || !(spec.startsWith('./') || spec.startsWith('../')) || modules.resolve(file, spec)) continue;
+    out.add(posix.normalize(posix.join(posix.dirname(file), spec)));
+  }
+  return out.size ? { asset_requires: [...out].sort() } : {};
 }
 
 /** Every module specifier a file names: imports, re-exports, `import()`, `require()`, import types. */

@@ -48,6 +48,8 @@ export interface FileRecord {
   external_packages: string[];
   /** Non-source files it imports by relative path (`./data.json`), package-relative. */
   asset_imports: string[];
+  /** Of `asset_imports`, those a TypeScript file names only in `require()` calls (not followed for types). */
+  asset_requires?: string[];
   /** Every module specifier it names (imports, re-exports, `import()`, `require()`, import types), sorted. */
   specifiers?: string[];
   /**
