@@ -90,6 +90,10 @@ const HELP = `usage: node tools/bench-history.mjs --repo GIT_DIR [options]
                    commit's package manager and version, frozen lockfile, no scripts; the commit's
                    TypeScript):
                    lockfile (default: pairs whose lockfile changed), all, none
+  --build-budget S  oracle: start no new commit checkout (and its builds) after S seconds of oracle
+                   builds; sampled pairs whose two builds are not in the cache by then are reported
+                   as "not built" (never equal) and the run is INCOMPLETE. 0 judges only what earlier
+                   runs built (default: no limit)
   --keep-installs  keep each installed checkout after its builds (default: removed, ~0.2 GB each;
                    the package store under --cache is kept, so installing again is warm)
   --blind-judge J  self-test of the calibration gate: judge J (kiln, token or both) calls every pair
@@ -120,6 +124,7 @@ try {
       install: { type: 'string', default: 'lockfile' },
       'blind-judge': { type: 'string' },
       'keep-installs': { type: 'boolean', default: false },
+      'build-budget': { type: 'string' },
       json: { type: 'string' },
       'kiln-dist': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
@@ -148,6 +153,7 @@ const SAMPLE = int('sample', 1);
 const SEED = int('seed', 0);
 const JOBS = int('jobs', 1);
 const CALIBRATE = int('calibrate', 1);
+const BUILD_BUDGET = args['build-budget'] === undefined ? undefined : int('build-budget', 0);
 const INSTALL = args.install;
 if (!['lockfile', 'all', 'none'].includes(INSTALL)) {
   process.stderr.write(`--install must be lockfile, all or none\n`);
@@ -576,12 +582,18 @@ if (!args['no-oracle']) {
   const falseHits = [];
   const disagreements = [];
   const failedList = [];
+  const unbuiltList = [];
   let comparedFiles = 0;
   for (const [s, list] of chosenBy) {
-    const row = { stratum: s, population: strataPop.get(s).length, sampled: list.length, installed: 0, equal: 0, falseHits: 0, disagreements: 0, failed: 0 };
+    const row = { stratum: s, population: strataPop.get(s).length, sampled: list.length, installed: 0, equal: 0, falseHits: 0, disagreements: 0, failed: 0, unbuilt: 0 };
     for (const p of list) {
       const r = results.get(p);
       if (r.mode === 'installed') row.installed++;
+      if (verdict(r) === 'unbuilt') {
+        row.unbuilt++;
+        unbuiltList.push(p);
+        continue;
+      }
       comparedFiles += Math.max(r.kiln.compared, r.token.compared);
       const v = verdict(r);
       if (v === 'equal') row.equal++;
@@ -593,16 +605,17 @@ if (!args['no-oracle']) {
   }
   const sumRow = (k) => strataRows.reduce((n, r) => n + r[k], 0);
   table(
-    ['cause stratum', 'population', 'sampled', 'installed', 'judged equal', 'false hits', 'judges disagree', 'failed/empty', 'what changed'],
+    ['cause stratum', 'population', 'sampled', 'installed', 'judged equal', 'false hits', 'judges disagree', 'failed/empty', ...(unbuiltList.length ? ['not built'] : []), 'what changed'],
     [
-      ...strataRows.map((r) => [r.stratum, r.population, r.sampled, r.installed, r.equal, r.falseHits, r.disagreements, r.failed, STRATA[r.stratum]]),
+      ...strataRows.map((r) => [r.stratum, r.population, r.sampled, r.installed, r.equal, r.falseHits, r.disagreements, r.failed, ...(unbuiltList.length ? [r.unbuilt] : []), STRATA[r.stratum]]),
       null,
-      ['TOTAL', sumRow('population'), sumRow('sampled'), sumRow('installed'), sumRow('equal'), sumRow('falseHits'), sumRow('disagreements'), sumRow('failed'), ''],
+      ['TOTAL', sumRow('population'), sumRow('sampled'), sumRow('installed'), sumRow('equal'), sumRow('falseHits'), sumRow('disagreements'), sumRow('failed'), ...(unbuiltList.length ? [sumRow('unbuilt')] : []), ''],
     ],
-    ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'l'],
+    ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', ...(unbuiltList.length ? ['r'] : []), 'l'],
   );
   say(`population = kiln hits of that cause; installed = judged with the dependencies installed at both commits; judged equal = both judges found the outputs equivalent; false hit = both found a difference; failed/empty = a build failed or emitted nothing (never counted as equal). ${comparedFiles} output files compared.`);
-  say(`FALSE HITS: ${falseHits.length}${falseHits.length ? ' (target 0 in every stratum: MISS)' : ' (target 0 in every stratum: PASS)'}`);
+  if (unbuiltList.length) say(`not built = sampled pairs whose builds were not made within --build-budget ${BUILD_BUDGET} s (not judged, never counted as equal): the run is INCOMPLETE.`);
+  say(`FALSE HITS: ${falseHits.length}${falseHits.length ? ' (target 0 in every stratum: MISS)' : unbuiltList.length ? ` among the judged (${unbuiltList.length} sampled pairs not built: INCOMPLETE)` : ' (target 0 in every stratum: PASS)'}`);
   const filesOf = (p) => git('diff', '--name-only', shas[p.i - 1], shas[p.i]).trim().split('\n');
   const describe = (p, r) => {
     say(`  ${p.name} (${p.root}) [${p.stratum ?? 'calibration'}, ${r.mode}${r.ts ? `, TypeScript ${[...new Set(r.ts)].join('/')}` : ''}] at ${shas[p.i].slice(0, 9)} "${subjects.get(shas[p.i])}" (parent ${shas[p.i - 1].slice(0, 9)}):`);
@@ -624,11 +637,11 @@ if (!args['no-oracle']) {
 
   // Calibration, per judge.
   const calibration = { population: reruns.length, ...calibrate(calib.map((p) => results.get(p))) };
-  const calibValid = calib.filter((p) => verdict(results.get(p)) !== 'failed');
+  const calibValid = calib.filter((p) => verdict(results.get(p)) !== 'failed' && verdict(results.get(p)) !== 'unbuilt');
   say();
   say(
     `calibration: ${calib.length} sampled kiln reruns whose own sources changed meaningfully (a file its tsconfig compiles changed and kiln's declaration/module digests moved; population ${reruns.length}), ` +
-      `${calibration.failed} failed/empty builds set apart; each judge must see a difference in at least ${Math.round(CALIBRATION_MIN * 100)}% of the rest:`,
+      `${calibration.failed} failed/empty builds${calibration.unbuilt ? ` and ${calibration.unbuilt} not built (--build-budget)` : ''} set apart; each judge must see a difference in at least ${Math.round(CALIBRATION_MIN * 100)}% of the rest:`,
   );
   for (const [j, label] of [['kiln', 'kiln compareOutputs'], ['token', 'token judge']]) {
     const { differ, valid, rate, pass } = calibration.judges[j];
@@ -640,6 +653,7 @@ if (!args['no-oracle']) {
   if (calibValid.length && calibValid.length < 10) say(`  (fewer than 10 valid calibration pairs: a weak calibration)`);
 
   if (falseHits.length) runFailures.push(`${falseHits.length} false hit(s)`);
+  if (unbuiltList.length || calibration.unbuilt) runFailures.push(`INCOMPLETE: ${unbuiltList.length} sampled and ${calibration.unbuilt} calibration pair(s) not built within --build-budget ${BUILD_BUDGET} s`);
   if (disagreements.length) runFailures.push(`${disagreements.length} judge disagreement(s)`);
   const installs = installSummary();
   if (installs.count) {
@@ -656,6 +670,7 @@ if (!args['no-oracle']) {
     strata: strataRows,
     falseHits: falseHits.map(({ p, r }) => ({ sha: shas[p.i], parent: shas[p.i - 1], root: p.root, stratum: p.stratum, mode: r.mode, kiln: r.kiln.differences, token: r.token.differences })),
     disagreements: disagreements.map(({ p, r }) => ({ sha: shas[p.i], parent: shas[p.i - 1], root: p.root, stratum: p.stratum, mode: r.mode, kiln: r.kiln, token: r.token })),
+    unbuilt: unbuiltList.map((p) => ({ sha: shas[p.i], root: p.root, stratum: p.stratum })),
     failed: failedList.map(({ p, r }) => ({ sha: shas[p.i], root: p.root, stratum: p.stratum, mode: r.mode, files: r.files, fatal: r.fatal })),
     calibration,
     installs,
@@ -743,6 +758,7 @@ async function checkPairs(list) {
   const buildDir = (root, sha, tsconfig, mode) =>
     join(cache, 'oracle', 'builds', root.replace(/[/@]/g, '_'), `${sha}-${tsconfig.replace(/[^\w.-]/g, '_')}${mode === 'installed' ? '-full-install' : ''}`);
   const need = [...new Set(list)].filter((p) => !stored[idOf(p)]);
+  const notBuilt = new Map();
   // Builds needed, grouped by commit and mode so each checkout (and install) serves every package built at it.
   const builds = new Map();
   for (const p of need) {
@@ -757,11 +773,14 @@ async function checkPairs(list) {
       builds.set(k, job);
     }
   }
-  const jobs = [...builds.values()].sort((a, b) => shas.indexOf(a.sha) - shas.indexOf(b.sha) || (a.mode < b.mode ? -1 : 1));
+  // Bare checkouts first (seconds each), then installed ones (an install each): under a --build-budget
+  // the cheap pairs are judged first. Commit order within each, so the two builds of a pair come close.
+  const jobs = [...builds.values()].sort((a, b) => (a.mode === 'installed') - (b.mode === 'installed') || shas.indexOf(a.sha) - shas.indexOf(b.sha));
   const nBuilds = jobs.reduce((n, j) => n + j.list.length, 0);
   log(`oracle: ${need.length} pairs to compare (${new Set(list).size - need.length} cached), ${nBuilds} builds at ${jobs.length} commit checkouts (${jobs.filter((j) => j.mode === 'installed').length} installed), ${JOBS} thread(s)`);
   let done = 0;
   const tb = performance.now();
+  const deadline = BUILD_BUDGET === undefined ? undefined : Date.now() + BUILD_BUDGET * 1000;
   const chunks = Array.from({ length: JOBS }, () => []);
   jobs.forEach((j, k) => chunks[k % JOBS].push(j));
   await Promise.all(
@@ -770,7 +789,7 @@ async function checkPairs(list) {
         new Promise((res, rej) => {
           if (!chunk.length) return res();
           const w = new Worker(fileURLToPath(import.meta.url), {
-            workerData: { repo, cache, jobs: chunk, tree: join(cache, `otree${k}`), index: join(cache, `otree${k}.index`), keepInstalls: args['keep-installs'] },
+            workerData: { repo, cache, jobs: chunk, tree: join(cache, `otree${k}`), index: join(cache, `otree${k}.index`), keepInstalls: args['keep-installs'], deadline },
           });
           w.on('message', (m) => {
             if (m.type === 'install') {
@@ -806,6 +825,11 @@ async function checkPairs(list) {
     }
     const a = buildDir(p.root, shas[p.i - 1], p.tsconfigA, mode);
     const b = buildDir(p.root, shas[p.i], p.tsconfigB, mode);
+    // Not built within --build-budget: reported apart, never stored (a later run builds it).
+    if (!existsSync(join(a, '.done.json')) || !existsSync(join(b, '.done.json'))) {
+      notBuilt.set(idOf(p), { mode, notBuilt: true });
+      continue;
+    }
     const metaA = JSON.parse(readFileSync(join(a, '.done.json'), 'utf8'));
     const metaB = JSON.parse(readFileSync(join(b, '.done.json'), 'utf8'));
     const fatal = metaA.fatal ? `A: ${metaA.fatal}` : metaB.fatal ? `B: ${metaB.fatal}` : undefined;
@@ -821,7 +845,7 @@ async function checkPairs(list) {
   writeFileSync(resultsFile, JSON.stringify(stored));
   // A judge forced blind (--blind-judge) calls everything equal: applied after the cache, never stored.
   return new Map(
-    list.map((p) => [p, blinded(stored[idOf(p)], BLIND)]),
+    list.map((p) => [p, notBuilt.get(idOf(p)) ?? blinded(stored[idOf(p)], BLIND)]),
   );
 }
 
@@ -853,7 +877,7 @@ say(
 say(
   `command: node tools/bench-history.mjs --repo ${repo} --commits ${N}${args['kiln-dist'] ? ` --kiln-dist ${args['kiln-dist']}` : ''}${args.cache !== '/tmp/kiln-bench-history' ? ` --cache ${args.cache}` : ''}` +
     `${WORKERS !== 1 ? ` --workers ${WORKERS}` : ''}${args['oracle-all'] ? ' --oracle-all' : args['no-oracle'] ? ' --no-oracle' : ` --sample ${SAMPLE} --seed ${SEED}`}` +
-    `${args['no-oracle'] ? '' : ` --calibrate ${CALIBRATE} --install ${INSTALL}${JOBS !== 1 ? ` --jobs ${JOBS}` : ''}${args['blind-judge'] ? ` --blind-judge ${args['blind-judge']}` : ''}`}`,
+    `${args['no-oracle'] ? '' : ` --calibrate ${CALIBRATE} --install ${INSTALL}${JOBS !== 1 ? ` --jobs ${JOBS}` : ''}${BUILD_BUDGET !== undefined ? ` --build-budget ${BUILD_BUDGET}` : ''}${args['blind-judge'] ? ` --blind-judge ${args['blind-judge']}` : ''}`}`,
 );
 if (runFailures.length) say(`RUN FAILED: ${runFailures.join('; ')}`);
 process.stdout.write(`${out.join('\n')}\n`);
@@ -862,7 +886,7 @@ if (runFailures.length) process.exitCode = 1;
 
 // ---------------------------------------------------------------- oracle worker (a thread)
 
-async function oracleWorker({ repo: gitDir, cache: cacheDir, jobs, tree: dir0, index: idx0, keepInstalls }) {
+async function oracleWorker({ repo: gitDir, cache: cacheDir, jobs, tree: dir0, index: idx0, keepInstalls, deadline }) {
   const { oracleBuild: build, workspacePaths: wsPaths, installedTypeScript } = await import('./lib/oracle-build.mjs');
   const { projectRoots, pnpmPatterns } = await import('./lib/nx-emulation.mjs');
   const { installDependencies } = await import('./lib/install.mjs');
@@ -882,6 +906,8 @@ async function oracleWorker({ repo: gitDir, cache: cacheDir, jobs, tree: dir0, i
     }
   };
   for (const job of jobs) {
+    // --build-budget: past it, no new checkout is started; its pairs are reported "not built".
+    if (deadline !== undefined && Date.now() >= deadline) break;
     try {
       await oracleJob(job);
     } catch (e) {

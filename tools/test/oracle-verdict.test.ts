@@ -23,6 +23,10 @@ describe('verdictOf', () => {
     expect(verdictOf(pair(true, true, { files: [0, 0] }))).toBe('failed');
     expect(verdictOf({ files: [1, 1], kiln: judged(true, 0), token: judged(true, 0) })).toBe('failed');
   });
+  it('a pair not built within --build-budget is unbuilt: neither equal nor failed, and no blind judge makes it equal', () => {
+    expect(verdictOf({ mode: 'bare', notBuilt: true })).toBe('unbuilt');
+    expect(verdictOf(blinded({ mode: 'bare', notBuilt: true }, ['kiln', 'token']))).toBe('unbuilt');
+  });
 });
 
 describe('calibrate', () => {
@@ -49,5 +53,11 @@ describe('calibrate', () => {
     expect(c).toMatchObject({ sampled: 21, failed: 1 });
     expect(calibrate([pair(false, false, { fatal: 'x' })]).judges.kiln.pass).toBe(false);
     expect(calibrate([]).judges.token.pass).toBe(false);
+  });
+  it('sets pairs not built apart from the judged and from the failed; nothing built is no pass', () => {
+    const c = calibrate([{ notBuilt: true }, { notBuilt: true }, pair(false, false, { fatal: 'x' }), ...reruns]);
+    expect(c).toMatchObject({ sampled: 23, unbuilt: 2, failed: 1 });
+    expect(c.judges.kiln).toMatchObject({ valid: 20, differ: 19, pass: true });
+    expect(calibrate([{ notBuilt: true }]).judges.kiln.pass).toBe(false);
   });
 });
