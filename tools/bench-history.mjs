@@ -1,22 +1,46 @@
 #!/usr/bin/env node
 /**
- * Real-history benchmark (SPEC §10, issue 3 point 7): over the last N first-parent commits of a real
- * monorepo (trpc), how often each workspace package's `build` key changes under Nx (`production`
- * inputs, emulated from `git ls-tree` blob ids — tools/lib/nx-emulation.mjs says exactly what is
- * included) and under kiln (`computeWorkspaceKeys`), side by side; which rule avoided each rerun
- * kiln saved; and the false-hit oracle: for kiln hits where a file the build reads changed, a fresh
- * TypeScript emit (JS + .d.ts, workspace packages mapped to their sources — tools/lib/oracle-build.mjs)
- * at the commit must be equivalent (`compareOutputs`, SPEC §4) to the emit at its parent.
+ * Real-history benchmark (SPEC §10, issue 3 point 7, issue 10 points 4 and 5): over the last N
+ * first-parent commits of a real monorepo (trpc by default), how often each workspace package's
+ * `build` key changes under Nx (`production` inputs, emulated from `git ls-tree` blob ids —
+ * tools/lib/nx-emulation.mjs says exactly what is included) and under kiln (`computeWorkspaceKeys`),
+ * side by side; which rule avoided each rerun kiln saved; and the false-hit oracle.
+ *
+ * The oracle is stratified by cause: kiln hits are grouped by the rule that avoided the Nx rerun
+ * (own-format, own-nonbuild, dep-surface, manifest, lockfile, root-config) plus the hits where Nx hit
+ * too although a file the build reads changed (nx-also-hit), and a seeded sample of --sample hits per
+ * stratum (all where fewer) is checked: the package is built at both commits with the TypeScript
+ * compiler (JS + .d.ts, workspace packages mapped to their sources — tools/lib/oracle-build.mjs), and
+ * the outputs are judged by two judges that share no code — kiln's `compareOutputs` (SPEC §4, built on
+ * kiln's extractor) and `judgeOutputs` of tools/lib/token-judge.mjs (the TypeScript scanner's tokens).
+ * A false hit is a pair both judges find different; a pair they disagree on is printed and fails the
+ * run; a build that failed or emitted nothing is counted apart, never as equal. Pairs whose lockfile
+ * changed (--install lockfile, the default) or every pair (--install all) are built in a per-commit
+ * checkout with the whole workspace's dependencies really installed by the repository's package
+ * manager (tools/lib/install.mjs: pnpm/npm/yarn at the version the commit names, frozen lockfile, no
+ * scripts), with the TypeScript the commit installed, so external types are real; the checkout is
+ * removed once its builds are cached (--keep-installs keeps it), the package store is kept.
+ *
+ * Calibration is enforced: the same builds and judges run on a seeded sample of kiln *reruns* whose own
+ * sources changed meaningfully (a file the package's tsconfig compiles changed and kiln's digests of
+ * its declarations or modules moved; a type-only edit inside a body is such a change and emits the
+ * same output, hence 90% and not 100%); each judge must see an output difference in at least 90% of
+ * them, or it is declared blind. The run exits non-zero on a false hit, a judge disagreement or a blind judge
+ * (--blind-judge forces a judge blind, to show that the gate can fail).
  *
  * Corpus: a git directory (bare is fine) of the repository, e.g. the one the `fetch` tool returns
  * for github:trpc/trpc (/work/.mirror/trpc+trpc/repo), or `git clone --bare https://github.com/trpc/trpc`.
- * Nothing of the corpus is written into this repository: checkouts, the kiln store, per-commit
- * records and oracle builds live under --cache (default /tmp/kiln-bench-history), and every phase
- * is resumable — rerunning the same command reuses what is there.
+ * Nothing of the corpus is written into this repository: checkouts, installs, the kiln store,
+ * per-commit records, oracle builds and verdicts live under --cache (default /tmp/kiln-bench-history),
+ * and every phase is resumable — rerunning the same command reuses what is there (records are keyed by
+ * a fingerprint of kiln's dist and the Nx emulation, verdicts also by the token judge's source).
  *
  * Usage: node tools/bench-history.mjs --repo DIR [--commits N] [--branch REF] [--cache DIR]
- *          [--workers N] [--sample N | --oracle-all | --no-oracle] [--seed N] [--jobs N] [--calibrate N] [--json FILE] [--kiln-dist DIR]
- * Requires a build of this repository (`npm run build`).
+ *          [--workers N] [--sample N | --oracle-all | --no-oracle] [--seed N] [--jobs N] [--calibrate N]
+ *          [--install lockfile|all|none] [--keep-installs] [--blind-judge kiln|token|both] [--json FILE]
+ *          [--kiln-dist DIR]
+ * Requires a build of this repository (`npm run build`). Exit status: 0, or 1 when the oracle found a
+ * false hit, a judge disagreement or a blind judge, or 2 for bad usage.
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -27,11 +51,15 @@ import { parseArgs } from 'node:util';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { nxHashes } from './lib/nx-emulation.mjs';
 import { configInputs, ORACLE_TS_VERSION } from './lib/oracle-build.mjs';
+import { diskUsage } from './lib/install.mjs';
+import { blinded, calibrate, CALIBRATION_MIN, verdictOf } from './lib/oracle-verdict.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(here, '..');
 let coreDist = join(repoRoot, 'packages/core/dist');
-const RECORD_VERSION = 3;
+const RECORD_VERSION = 4;
+/** Version of the oracle's build setup (builds and verdicts of another version are not reused). */
+const ORACLE_BUILD_VERSION = 2;
 
 if (!isMainThread) {
   await oracleWorker(workerData);
@@ -44,18 +72,38 @@ const HELP = `usage: node tools/bench-history.mjs --repo GIT_DIR [options]
                    /work/.mirror/trpc+trpc/repo when it exists
   --branch REF     branch to walk (default: the repository's HEAD)
   --commits N      commits to measure, newest first, each against its first parent (default 300)
-  --cache DIR      checkouts, kiln store, records, oracle builds (default /tmp/kiln-bench-history)
+  --cache DIR      checkouts, installs, kiln store, records, oracle builds and verdicts
+                   (default /tmp/kiln-bench-history)
   --workers N      kiln digest workers (default 1; at least 1)
-  --sample N       oracle: check a seeded random sample of N kiln hits (default 150; all if fewer)
-  --oracle-all     oracle: check every kiln hit whose build inputs changed
-  --no-oracle      skip the oracle
+  --sample N       oracle: check a seeded random sample of N kiln hits per cause stratum (own-format,
+                   own-nonbuild, dep-surface, manifest, lockfile, root-config, nx-also-hit); all
+                   where fewer (default 30)
+  --oracle-all     oracle: check every kiln hit of every stratum
+  --no-oracle      skip the oracle (keys and reruns only)
   --seed N         sample seed (default 1)
   --jobs N         oracle build threads (default 1)
-  --calibrate N    oracle calibration: also compare N sampled kiln reruns where the package's own
-                   declarations moved (nearly all must differ, or the oracle is blind); default 10
+  --calibrate N    oracle calibration: also judge N sampled kiln reruns whose own sources changed
+                   meaningfully; each judge must find a difference in >= 90% of those that built,
+                   or it is declared blind and the run fails (default 30; at least 1)
+  --install MODE   which pairs are built with the dependencies really installed at both commits
+                   (a checkout per commit under --cache, the whole workspace installed by the
+                   commit's package manager and version, frozen lockfile, no scripts; the commit's
+                   TypeScript):
+                   lockfile (default: pairs whose lockfile changed), all, none
+  --build-budget S  oracle: start no new commit checkout (and its builds) after S seconds of oracle
+                   builds; sampled pairs whose two builds are not in the cache by then are reported
+                   as "not built" (never equal) and the run is INCOMPLETE. 0 judges only what earlier
+                   runs built (default: no limit)
+  --keep-installs  keep each installed checkout after its builds (default: removed, ~0.2 GB each;
+                   the package store under --cache is kept, so installing again is warm)
+  --blind-judge J  self-test of the calibration gate: judge J (kiln, token or both) calls every pair
+                   equal; the run must then fail
   --json FILE      also write the results as JSON
   --kiln-dist DIR  the @kiln/core build to measure (default: this repository's packages/core/dist),
                    e.g. a clean build of one commit while the working tree is being edited
+
+The oracle needs tools/lib/token-judge.mjs (judgeOutputs). Exit status: 1 when the oracle found a false
+hit, a judge disagreement or a blind judge; 2 for bad usage.
 `;
 
 let args;
@@ -67,12 +115,16 @@ try {
       commits: { type: 'string', default: '300' },
       cache: { type: 'string', default: '/tmp/kiln-bench-history' },
       workers: { type: 'string', default: '1' },
-      sample: { type: 'string', default: '150' },
+      sample: { type: 'string', default: '30' },
       'oracle-all': { type: 'boolean', default: false },
       'no-oracle': { type: 'boolean', default: false },
       seed: { type: 'string', default: '1' },
       jobs: { type: 'string', default: '1' },
-      calibrate: { type: 'string', default: '10' },
+      calibrate: { type: 'string', default: '30' },
+      install: { type: 'string', default: 'lockfile' },
+      'blind-judge': { type: 'string' },
+      'keep-installs': { type: 'boolean', default: false },
+      'build-budget': { type: 'string' },
       json: { type: 'string' },
       'kiln-dist': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
@@ -100,7 +152,18 @@ const WORKERS = int('workers', 1);
 const SAMPLE = int('sample', 1);
 const SEED = int('seed', 0);
 const JOBS = int('jobs', 1);
-const CALIBRATE = Number.isInteger(Number(args.calibrate)) && Number(args.calibrate) >= 0 ? Number(args.calibrate) : 10;
+const CALIBRATE = int('calibrate', 1);
+const BUILD_BUDGET = args['build-budget'] === undefined ? undefined : int('build-budget', 0);
+const INSTALL = args.install;
+if (!['lockfile', 'all', 'none'].includes(INSTALL)) {
+  process.stderr.write(`--install must be lockfile, all or none\n`);
+  process.exit(2);
+}
+const BLIND = new Set(args['blind-judge'] === undefined ? [] : args['blind-judge'] === 'both' ? ['kiln', 'token'] : [args['blind-judge']]);
+if ([...BLIND].some((j) => j !== 'kiln' && j !== 'token')) {
+  process.stderr.write(`--blind-judge must be kiln, token or both\n`);
+  process.exit(2);
+}
 const repo = args.repo ?? process.env.KILN_BENCH_REPO ?? (existsSync('/work/.mirror/trpc+trpc/repo') ? '/work/.mirror/trpc+trpc/repo' : undefined);
 if (!repo || !existsSync(repo)) {
   process.stderr.write(`no corpus: pass --repo GIT_DIR (e.g. git clone --bare https://github.com/trpc/trpc /tmp/trpc.git)\n`);
@@ -258,6 +321,9 @@ for (let i = 0; i < shas.length; i++) {
       parts: c
         ? {
             own: h(JSON.stringify([c.declarations, c.modules, c.files])),
+            // The package's own code alone (declarations and module layout/evaluation order), without the
+            // file list (which also carries non-source files the build reaches, e.g. a package.json).
+            ownCode: h(JSON.stringify([c.declarations, c.modules])),
             manifest: c.manifest?.digest ?? '',
             tsconfig: c.tsconfig?.digest ?? '',
             // Versions and transitive lockfile closures (key schema 3).
@@ -292,6 +358,7 @@ for (let i = 0; i < shas.length; i++) {
     const sorted = [...paths].sort();
     kp.readHash = h(sorted.map((p) => `${p}:${files.get(p) ?? '-'}`).join('\n'));
     kp.ownReadHash = h([...own.files, ...own.configs, `${root}/package.json`].sort().map((p) => `${p}:${files.get(p) ?? '-'}`).join('\n'));
+    kp.ownSrcHash = h([...own.files].sort().map((p) => `${p}:${files.get(p) ?? '-'}`).join('\n'));
   }
 
   const rec = {
@@ -327,6 +394,16 @@ const AVOIDED = {
   lockfile: 'lockfile: versions of externals the build does not read',
   'root-config': 'root tsconfig change that does not reach this build',
 };
+const lockMemo = new Map();
+/** The root lockfiles' blob ids at a commit (pnpm, yarn, npm), for "did the lockfile change". */
+function lockBlobs(sha) {
+  let v = lockMemo.get(sha);
+  if (v === undefined) {
+    v = git('ls-tree', sha, '--', 'pnpm-lock.yaml', 'yarn.lock', 'package-lock.json', 'npm-shrinkwrap.json').trim();
+    lockMemo.set(sha, v);
+  }
+  return v;
+}
 const perPkg = new Map();
 const notDiscovered = new Map();
 const pairs = []; // kiln hits
@@ -373,9 +450,9 @@ for (let i = 1; i < shas.length; i++) {
       const cause = moved.join('+') || 'key';
       kilnOnlyCauses[cause] = (kilnOnlyCauses[cause] ?? 0) + 1;
     }
+    let rule;
     if (nxRerun && !kilnRerun) {
       const moved = (k) => na.parts[k] !== nb.parts[k];
-      let rule;
       if (moved('ownSrc')) rule = ka.ownReadHash !== kb.ownReadHash ? 'own-format' : 'own-nonbuild';
       else if (moved('depSrc')) rule = 'dep-surface';
       else if (moved('ownManifest') || moved('depManifest')) rule = 'manifest';
@@ -392,9 +469,15 @@ for (let i = 1; i < shas.length; i++) {
       tsconfigB: kb?.tsconfig,
       inputsChanged: ka?.readHash !== kb?.readHash,
       ownChanged: ka?.ownReadHash !== kb?.ownReadHash,
-      ownMoved: !!(ka?.parts && kb?.parts && ka.parts.own !== kb.parts.own),
+      // Own sources changed meaningfully: a file the package's tsconfig compiles changed, and kiln's
+      // digests of the package's declarations or modules moved (calibration population).
+      ownCodeMoved: !!(ka?.parts && kb?.parts && ka.parts.ownCode !== kb.parts.ownCode && ka.ownSrcHash !== kb.ownSrcHash),
       nxRerun,
       kilnRerun,
+      rule,
+      // The package's externals as Nx resolves them through the lockfile moved; the lockfile changed.
+      extMoved: na.parts.ext !== nb.parts.ext,
+      lockMoved: lockBlobs(shas[i - 1]) !== lockBlobs(shas[i]),
     };
     allPairs.push(pair);
     if (!kilnRerun) pairs.push(pair);
@@ -450,43 +533,178 @@ if (notDiscovered.size) {
 
 // ---------------------------------------------------------------- phase 3: false-hit oracle
 
-const population = pairs.filter((p) => p.inputsChanged);
+// Kiln hits by cause: the rule that attributed the avoided Nx rerun (phase 2), plus the hits where Nx
+// hit as well although a file the build reads changed (outside Nx's `production` inputs: a tsconfig
+// chain or an included file outside the project). Hits where nothing the build reads, and no input of
+// Nx, changed are left out: both keys are trivially right there.
+const STRATA = {
+  'own-format': 'own sources edited, no semantic change (comments/format/reorder)',
+  'own-nonbuild': 'own files outside the build changed (not in its tsconfig)',
+  'dep-surface': 'a dependency changed, its surface did not',
+  manifest: 'package.json fields that cannot reach the output',
+  lockfile: 'lockfile: versions of externals the build does not read',
+  'root-config': 'root tsconfig change that does not reach this build',
+  'nx-also-hit': 'Nx hit too, yet a file the build reads changed',
+};
+const strataPop = new Map(Object.keys(STRATA).map((k) => [k, []]));
+for (const p of pairs) {
+  const s = p.rule ?? (p.inputsChanged ? 'nx-also-hit' : undefined);
+  if (!s) continue;
+  p.stratum = s;
+  strataPop.get(s).push(p);
+}
+/** Is this pair judged with the dependencies really installed at both commits (--install)? */
+const installedMode = (p) => INSTALL === 'all' || (INSTALL === 'lockfile' && p.lockMoved);
+
 let oracle = null;
+const runFailures = [];
+let installsThisRun = 0;
 if (!args['no-oracle']) {
   const tOracle = performance.now();
-  const chosen = args['oracle-all'] ? population : stableSample(population, SAMPLE, SEED);
-  // Calibration: the same builds and comparison on kiln reruns where the package's *own* declarations
-  // or modules moved (a semantic change in its sources) — nearly all must show a difference in the
-  // emitted JS/.d.ts, or the oracle could not see one.
-  const reruns = allPairs.filter((p) => p.kilnRerun && p.ownMoved && p.tsconfigA && p.tsconfigB);
-  const calib = CALIBRATE ? stableSample(reruns, CALIBRATE, SEED + 1) : [];
+  const judgeOutputs = await loadTokenJudge();
+  const chosenBy = new Map([...strataPop].map(([s, list]) => [s, args['oracle-all'] ? list : stableSample(list, SAMPLE, SEED)]));
+  const chosen = [...chosenBy.values()].flat();
+  // Calibration: the same builds and both judges on kiln reruns where the package's own sources changed
+  // meaningfully (its declarations or modules moved in kiln's digest and a file its tsconfig compiles
+  // changed): at least CALIBRATION_MIN of them must show an output difference to each judge, or that
+  // judge is blind and the run fails.
+  const reruns = allPairs.filter((p) => p.kilnRerun && p.ownCodeMoved && p.tsconfigA && p.tsconfigB);
+  const calib = stableSample(reruns, CALIBRATE, SEED + 1);
   say();
-  say(`False-hit oracle (SPEC §10): kiln hits ${pairs.length}, of which a file the build reads changed (population) ${population.length}; checked ${chosen.length} (${args['oracle-all'] || chosen.length === population.length ? 'all' : `seeded sample, seed ${SEED}`}); TypeScript ${ORACLE_TS_VERSION}`);
+  say(
+    `False-hit oracle (SPEC §10, issue 10): kiln hits ${pairs.length}, of which in a cause stratum ${[...strataPop.values()].reduce((n, l) => n + l.length, 0)}; ` +
+      `${args['oracle-all'] ? 'every hit checked' : `a seeded sample of ${SAMPLE} per stratum (all where fewer), seed ${SEED}`}; ` +
+      `builds: TypeScript emit (tools/lib/oracle-build.mjs), ${INSTALL === 'none' ? 'no install (external types missing)' : INSTALL === 'all' ? 'dependencies installed at both commits for every pair' : 'dependencies installed at both commits where the lockfile changed, else bare checkouts'}; ` +
+      `bare builds use TypeScript ${ORACLE_TS_VERSION}, installed builds the TypeScript the commit installed; judges: kiln compareOutputs and tools/lib/token-judge.mjs judgeOutputs${BLIND.size ? ` — JUDGE FORCED BLIND: ${[...BLIND].join(', ')} (self-test of the calibration gate)` : ''}`,
+  );
   const results = await checkPairs([...chosen, ...calib]);
-  const checked = chosen.map((p) => ({ ...p, r: results.get(p) }));
-  const falseHits = checked.filter((c) => !c.r.equal);
-  const failed = checked.filter((c) => c.r.fatal || c.r.compared === 0);
-  const byPkg = new Map();
-  for (const c of checked) byPkg.set(c.root, (byPkg.get(c.root) ?? 0) + 1);
-  say(`oracle: compared ${checked.length} hit(s) over ${byPkg.size} packages, ${checked.reduce((n, c) => n + c.r.compared, 0)} output files (JS + .d.ts); builds that failed or emitted nothing: ${failed.length}`);
-  say(`FALSE HITS: ${falseHits.length}${falseHits.length ? ' (target 0: MISS)' : ' (target 0: PASS)'}`);
-  for (const f of falseHits) {
-    say(`  FALSE HIT ${f.name} (${f.root}) at ${shas[f.i].slice(0, 9)} "${subjects.get(shas[f.i])}" (parent ${shas[f.i - 1].slice(0, 9)}):`);
-    for (const d of f.r.differences) say(`    ${d}`);
-    const files = git('diff', '--name-only', shas[f.i - 1], shas[f.i]).trim().split('\n');
-    say(`    files changed by the commit: ${files.slice(0, 12).join(', ')}${files.length > 12 ? ` (+${files.length - 12})` : ''}`);
+  const verdict = verdictOf;
+  const strataRows = [];
+  const falseHits = [];
+  const disagreements = [];
+  const failedList = [];
+  const unbuiltList = [];
+  let comparedFiles = 0;
+  for (const [s, list] of chosenBy) {
+    const row = { stratum: s, population: strataPop.get(s).length, sampled: list.length, installed: 0, equal: 0, falseHits: 0, disagreements: 0, failed: 0, unbuilt: 0 };
+    for (const p of list) {
+      const r = results.get(p);
+      if (r.mode === 'installed') row.installed++;
+      if (verdict(r) === 'unbuilt') {
+        row.unbuilt++;
+        unbuiltList.push(p);
+        continue;
+      }
+      comparedFiles += Math.max(r.kiln.compared, r.token.compared);
+      const v = verdict(r);
+      if (v === 'equal') row.equal++;
+      else if (v === 'failed') (row.failed++, failedList.push({ p, r }));
+      else if (v === 'differ') (row.falseHits++, falseHits.push({ p, r }));
+      else (row.disagreements++, disagreements.push({ p, r }));
+    }
+    strataRows.push(row);
   }
-  const calibDiffer = calib.filter((p) => !results.get(p).equal).length;
-  if (calib.length) say(`oracle calibration: of ${calib.length} sampled kiln reruns where the package's own declarations/modules moved (of ${reruns.length}), ${calibDiffer} gave different outputs (the oracle sees real changes)`);
+  const sumRow = (k) => strataRows.reduce((n, r) => n + r[k], 0);
+  table(
+    ['cause stratum', 'population', 'sampled', 'installed', 'judged equal', 'false hits', 'judges disagree', 'failed/empty', ...(unbuiltList.length ? ['not built'] : []), 'what changed'],
+    [
+      ...strataRows.map((r) => [r.stratum, r.population, r.sampled, r.installed, r.equal, r.falseHits, r.disagreements, r.failed, ...(unbuiltList.length ? [r.unbuilt] : []), STRATA[r.stratum]]),
+      null,
+      ['TOTAL', sumRow('population'), sumRow('sampled'), sumRow('installed'), sumRow('equal'), sumRow('falseHits'), sumRow('disagreements'), sumRow('failed'), ...(unbuiltList.length ? [sumRow('unbuilt')] : []), ''],
+    ],
+    ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', ...(unbuiltList.length ? ['r'] : []), 'l'],
+  );
+  say(`population = kiln hits of that cause; installed = judged with the dependencies installed at both commits; judged equal = both judges found the outputs equivalent; false hit = both found a difference; failed/empty = a build failed or emitted nothing (never counted as equal). ${comparedFiles} output files compared.`);
+  if (unbuiltList.length) say(`not built = sampled pairs whose builds were not made within --build-budget ${BUILD_BUDGET} s (not judged, never counted as equal): the run is INCOMPLETE.`);
+  say(`FALSE HITS: ${falseHits.length}${falseHits.length ? ' (target 0 in every stratum: MISS)' : unbuiltList.length ? ` among the judged (${unbuiltList.length} sampled pairs not built: INCOMPLETE)` : ' (target 0 in every stratum: PASS)'}`);
+  const filesOf = (p) => git('diff', '--name-only', shas[p.i - 1], shas[p.i]).trim().split('\n');
+  const describe = (p, r) => {
+    say(`  ${p.name} (${p.root}) [${p.stratum ?? 'calibration'}, ${r.mode}${r.ts ? `, TypeScript ${[...new Set(r.ts)].join('/')}` : ''}] at ${shas[p.i].slice(0, 9)} "${subjects.get(shas[p.i])}" (parent ${shas[p.i - 1].slice(0, 9)}):`);
+    for (const [j, label] of [['kiln', 'kiln compareOutputs'], ['token', 'token judge']]) {
+      say(`    ${label}: ${r[j].equal ? 'equal' : 'DIFFERENT'} (${r[j].compared} files)`);
+      for (const d of r[j].differences.slice(0, 6)) say(`      ${d}`);
+    }
+    const files = filesOf(p);
+    say(`    files changed by the commit: ${files.slice(0, 12).join(', ')}${files.length > 12 ? ` (+${files.length - 12})` : ''}`);
+  };
+  for (const { p, r } of falseHits) (say('FALSE HIT'), describe(p, r));
+  say(`JUDGE DISAGREEMENTS: ${disagreements.length}`);
+  for (const { p, r } of disagreements) (say('DISAGREEMENT'), describe(p, r));
+  if (failedList.length) {
+    say(`failed or empty builds (${failedList.length}):`);
+    for (const { p, r } of failedList.slice(0, 30)) say(`  ${p.root} at ${shas[p.i].slice(0, 9)} [${p.stratum}, ${r.mode}]: files ${r.files?.join('/') ?? '-'}${r.fatal ? ` — ${errorLine(r.fatal)}` : ''}`);
+    if (failedList.length > 30) say(`  (+${failedList.length - 30} more)`);
+  }
+
+  // Calibration, per judge.
+  const calibration = { population: reruns.length, ...calibrate(calib.map((p) => results.get(p))) };
+  const calibValid = calib.filter((p) => verdict(results.get(p)) !== 'failed' && verdict(results.get(p)) !== 'unbuilt');
+  say();
+  say(
+    `calibration: ${calib.length} sampled kiln reruns whose own sources changed meaningfully (a file its tsconfig compiles changed and kiln's declaration/module digests moved; population ${reruns.length}), ` +
+      `${calibration.failed} failed/empty builds${calibration.unbuilt ? ` and ${calibration.unbuilt} not built (--build-budget)` : ''} set apart; each judge must see a difference in at least ${Math.round(CALIBRATION_MIN * 100)}% of the rest:`,
+  );
+  for (const [j, label] of [['kiln', 'kiln compareOutputs'], ['token', 'token judge']]) {
+    const { differ, valid, rate, pass } = calibration.judges[j];
+    say(`  ${label}: ${differ}/${valid} differ (${(100 * rate).toFixed(1)}%) — ${pass ? 'PASS' : 'BLIND: the run fails'}`);
+    if (!pass) runFailures.push(`${label} declared blind by calibration (${differ}/${valid})`);
+  }
+  const unseen = calibValid.filter((p) => results.get(p).kiln.equal && results.get(p).token.equal);
+  for (const p of unseen.slice(0, 10)) say(`  no output difference: ${p.root} at ${shas[p.i].slice(0, 9)} "${subjects.get(shas[p.i])}"`);
+  if (calibValid.length && calibValid.length < 10) say(`  (fewer than 10 valid calibration pairs: a weak calibration)`);
+
+  if (falseHits.length) runFailures.push(`${falseHits.length} false hit(s)`);
+  if (unbuiltList.length || calibration.unbuilt) runFailures.push(`INCOMPLETE: ${unbuiltList.length} sampled and ${calibration.unbuilt} calibration pair(s) not built within --build-budget ${BUILD_BUDGET} s`);
+  if (disagreements.length) runFailures.push(`${disagreements.length} judge disagreement(s)`);
+  const installs = installSummary();
+  if (installs.count) {
+    say();
+    say(
+      `installs (${installs.pms.join(', ')}; nodes ${installs.nodes.join(', ')}): ${installs.count} commits installed (${installs.failed} failed), ${installs.thisRun} this run; ` +
+        `install time total ${(installs.totalMs / 1000).toFixed(0)} s, median ${(installs.medianMs / 1000).toFixed(1)} s, max ${(installs.maxMs / 1000).toFixed(1)} s per commit; ` +
+        `disk now (package store, tools and ${installs.kept} kept checkout(s) with node_modules, hard links once): ${(installs.disk / 2 ** 20).toFixed(0)} MiB`,
+    );
+    for (const f of installs.failures) say(`  install failed at ${f.sha.slice(0, 9)} (${f.command ?? f.pm ?? ''}): ${errorLine(f.error)}`);
+  }
   oracle = {
     kilnHits: pairs.length,
-    population: population.length,
-    checked: checked.length,
-    falseHits: falseHits.map((f) => ({ sha: shas[f.i], root: f.root, differences: f.r.differences })),
-    failed: failed.length,
-    calibration: { sampled: calib.length, of: reruns.length, differ: calibDiffer },
+    strata: strataRows,
+    falseHits: falseHits.map(({ p, r }) => ({ sha: shas[p.i], parent: shas[p.i - 1], root: p.root, stratum: p.stratum, mode: r.mode, kiln: r.kiln.differences, token: r.token.differences })),
+    disagreements: disagreements.map(({ p, r }) => ({ sha: shas[p.i], parent: shas[p.i - 1], root: p.root, stratum: p.stratum, mode: r.mode, kiln: r.kiln, token: r.token })),
+    unbuilt: unbuiltList.map((p) => ({ sha: shas[p.i], root: p.root, stratum: p.stratum })),
+    failed: failedList.map(({ p, r }) => ({ sha: shas[p.i], root: p.root, stratum: p.stratum, mode: r.mode, files: r.files, fatal: r.fatal })),
+    calibration,
+    installs,
+    blind: [...BLIND],
     ms: Math.round(performance.now() - tOracle),
   };
+}
+
+/** The line of a failure's output that says what went wrong (an ERR_ code or "error"), else its end. */
+function errorLine(text) {
+  const lines = String(text ?? '').split('\n');
+  return (lines.find((l) => /ERR_[A-Z]/.test(l)) ?? lines.find((l) => /\berror\b/i.test(l)) ?? lines.slice(-2).join(' | ')).trim().slice(0, 400);
+}
+
+/** tools/lib/token-judge.mjs (the judge that shares no code with kiln's extractor). */
+async function loadTokenJudge() {
+  const file = join(here, 'lib', 'token-judge.mjs');
+  if (!existsSync(file)) {
+    process.stderr.write(`tools/lib/token-judge.mjs is missing: the oracle runs two judges (issue 10 point 3); pass --no-oracle to measure keys only\n`);
+    process.exit(2);
+  }
+  const mod = await import(pathToFileURL(file).href);
+  if (typeof mod.judgeOutputs !== 'function') {
+    process.stderr.write(`tools/lib/token-judge.mjs does not export judgeOutputs(dirA, dirB, { exclude })\n`);
+    process.exit(2);
+  }
+  return mod.judgeOutputs;
+}
+
+/** Fingerprint of the token judge (its module file), for the results cache. */
+function judgeFingerprint() {
+  const file = join(here, 'lib', 'token-judge.mjs');
+  return existsSync(file) ? createHash('sha256').update(readFileSync(file)).digest('hex').slice(0, 12) : 'none';
 }
 
 /**
@@ -499,32 +717,71 @@ function stableSample(list, k, seed) {
   return list.map((p) => [rank(p), p]).sort((a, b) => (a[0] < b[0] ? -1 : 1)).slice(0, k).map(([, p]) => p).sort((a, b) => a.i - b.i || (a.root < b.root ? -1 : 1));
 }
 
-/** Build each pair's package at both commits (cached under --cache) and compare the outputs. */
+/** What the install markers under --cache say: commits installed, time, failures, disk. */
+function installSummary() {
+  const dir = join(cache, 'installs');
+  const marks = existsSync(dir)
+    ? readdirSync(dir)
+        .filter((f) => f.endsWith('.install.json'))
+        .map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')))
+    : [];
+  const ms = marks.flatMap((m) => m.history ?? []).map((h) => h.ms);
+  const sorted = [...ms].sort((a, b) => a - b);
+  return {
+    count: marks.length,
+    failed: marks.filter((m) => !m.ok).length,
+    thisRun: installsThisRun,
+    runs: ms.length,
+    totalMs: ms.reduce((a, b) => a + b, 0),
+    medianMs: sorted[sorted.length >> 1] ?? 0,
+    maxMs: sorted.at(-1) ?? 0,
+    pms: [...new Set(marks.map((m) => m.pm).filter(Boolean))],
+    nodes: [...new Set(marks.map((m) => m.node).filter(Boolean))],
+    failures: marks.filter((m) => !m.ok),
+    // Hard links between the store and node_modules counted once: one `du` over both folders.
+    disk: marks.length ? diskUsage([dir, join(cache, 'pm-store'), join(cache, 'tools')].filter((d) => existsSync(d))) : 0,
+    kept: marks.filter((m) => m.ok && !m.pruned).length,
+  };
+}
+
+/**
+ * Build each pair's package at both commits (cached under --cache), bare or in a checkout with the
+ * dependencies installed, and run both judges on the outputs.
+ */
 async function checkPairs(list) {
-  // Builds depend only on the corpus and TypeScript (shared by every run); comparisons use kiln's
-  // compareOutputs, so they are cached per kiln build.
-  const resultsFile = join(cache, 'oracle', `results-${ORACLE_TS_VERSION}-${FP}.json`);
+  // Builds depend only on the corpus, the mode and the compiler (shared by every run); verdicts on
+  // kiln's compareOutputs and the token judge, so they are cached per kiln build and judge.
+  const resultsFile = join(cache, 'oracle', `results-b${ORACLE_BUILD_VERSION}-${ORACLE_TS_VERSION}-${FP}-${judgeFingerprint()}.json`);
   mkdirSync(dirname(resultsFile), { recursive: true });
   const stored = existsSync(resultsFile) ? JSON.parse(readFileSync(resultsFile, 'utf8')) : {};
-  const idOf = (p) => `${p.root}@${shas[p.i - 1]}:${p.tsconfigA}..${shas[p.i]}:${p.tsconfigB}`;
-  const buildDir = (root, sha, tsconfig) => join(cache, 'oracle', 'builds', root.replace(/[/@]/g, '_'), `${sha}-${tsconfig.replace(/[^\w.-]/g, '_')}`);
-  const need = list.filter((p) => !stored[idOf(p)]);
-  // Builds needed, grouped by commit so each checkout serves every package built at it.
+  const modeOf = (p) => (installedMode(p) ? 'installed' : 'bare');
+  const idOf = (p) => `${p.root}@${shas[p.i - 1]}:${p.tsconfigA}..${shas[p.i]}:${p.tsconfigB}:${modeOf(p)}`;
+  const buildDir = (root, sha, tsconfig, mode) =>
+    join(cache, 'oracle', 'builds', root.replace(/[/@]/g, '_'), `${sha}-${tsconfig.replace(/[^\w.-]/g, '_')}${mode === 'installed' ? '-full-install' : ''}`);
+  const need = [...new Set(list)].filter((p) => !stored[idOf(p)]);
+  const notBuilt = new Map();
+  // Builds needed, grouped by commit and mode so each checkout (and install) serves every package built at it.
   const builds = new Map();
   for (const p of need) {
+    const mode = modeOf(p);
     for (const [sha, tsconfig] of [[shas[p.i - 1], p.tsconfigA], [shas[p.i], p.tsconfigB]]) {
-      const outDir = buildDir(p.root, sha, tsconfig);
+      if (!tsconfig) continue;
+      const outDir = buildDir(p.root, sha, tsconfig, mode);
       if (existsSync(join(outDir, '.done.json'))) continue;
-      const l = builds.get(sha) ?? [];
-      if (!l.some((x) => x.outDir === outDir)) l.push({ root: p.root, tsconfig, outDir });
-      builds.set(sha, l);
+      const k = `${mode}:${sha}`;
+      const job = builds.get(k) ?? { sha, mode, list: [] };
+      if (!job.list.some((x) => x.outDir === outDir)) job.list.push({ root: p.root, name: p.name, tsconfig, outDir });
+      builds.set(k, job);
     }
   }
-  const jobs = [...builds].sort((a, b) => shas.indexOf(a[0]) - shas.indexOf(b[0]));
-  const nBuilds = jobs.reduce((n, [, l]) => n + l.length, 0);
-  log(`oracle: ${need.length} pairs to compare (${list.length - need.length} cached), ${nBuilds} builds at ${jobs.length} commits, ${JOBS} thread(s)`);
+  // Bare checkouts first (seconds each), then installed ones (an install each): under a --build-budget
+  // the cheap pairs are judged first. Commit order within each, so the two builds of a pair come close.
+  const jobs = [...builds.values()].sort((a, b) => (a.mode === 'installed') - (b.mode === 'installed') || shas.indexOf(a.sha) - shas.indexOf(b.sha));
+  const nBuilds = jobs.reduce((n, j) => n + j.list.length, 0);
+  log(`oracle: ${need.length} pairs to compare (${new Set(list).size - need.length} cached), ${nBuilds} builds at ${jobs.length} commit checkouts (${jobs.filter((j) => j.mode === 'installed').length} installed), ${JOBS} thread(s)`);
   let done = 0;
   const tb = performance.now();
+  const deadline = BUILD_BUDGET === undefined ? undefined : Date.now() + BUILD_BUDGET * 1000;
   const chunks = Array.from({ length: JOBS }, () => []);
   jobs.forEach((j, k) => chunks[k % JOBS].push(j));
   await Promise.all(
@@ -532,33 +789,65 @@ async function checkPairs(list) {
       (chunk, k) =>
         new Promise((res, rej) => {
           if (!chunk.length) return res();
-          const w = new Worker(fileURLToPath(import.meta.url), { workerData: { repo, jobs: chunk, tree: join(cache, `otree${k}`), index: join(cache, `otree${k}.index`) } });
+          const w = new Worker(fileURLToPath(import.meta.url), {
+            workerData: { repo, cache, jobs: chunk, tree: join(cache, `otree${k}`), index: join(cache, `otree${k}.index`), keepInstalls: args['keep-installs'], deadline },
+          });
           w.on('message', (m) => {
+            if (m.type === 'install') {
+              if (!m.cached) installsThisRun++;
+              log(`oracle install ${m.sha.slice(0, 9)}: ${m.cached ? 'cached' : `${m.ok ? 'ok' : 'FAILED'} in ${(m.ms / 1000).toFixed(1)} s`}${m.ok ? '' : ` — ${String(m.error).split('\n').slice(-2).join(' | ').slice(0, 300)}`}`);
+              return;
+            }
             done++;
             const el = (performance.now() - tb) / 1000;
-            log(`oracle build ${done}/${nBuilds} ${m.root}@${m.sha.slice(0, 9)}: ${m.files} files, ${m.ms} ms${m.fatal ? ` FAILED ${m.fatal}` : ''} — eta ${Math.round(((nBuilds - done) * el) / done)} s`);
+            log(`oracle build ${done}/${nBuilds} ${m.root}@${m.sha.slice(0, 9)} [${m.mode}${m.ts ? `, ts ${m.ts}` : ''}]: ${m.files} files, ${m.ms} ms${m.fatal ? ` FAILED ${String(m.fatal).split('\n')[0].slice(0, 200)}` : ''} — eta ${Math.round(((nBuilds - done) * el) / done)} s`);
           });
           w.on('error', rej);
           w.on('exit', (c) => (c === 0 ? res() : rej(new Error(`oracle worker exited with ${c}`))));
         }),
     ),
   );
+  const exclude = (f) => f === '.done.json';
+  const judge = async (fn, a, b) => {
+    try {
+      const r = await fn(a, b, { exclude });
+      return { equal: !!r.equal, compared: r.compared, differences: r.differences.slice(0, 8).map((d) => (typeof d === 'string' ? d : core.formatDifference(d)).slice(0, 400)) };
+    } catch (e) {
+      return { equal: false, compared: 0, differences: [`judge threw: ${String(e?.message ?? e).slice(0, 300)}`], threw: true };
+    }
+  };
+  const judgeOutputs = await loadTokenJudge();
   for (const p of need) {
-    const a = buildDir(p.root, shas[p.i - 1], p.tsconfigA);
-    const b = buildDir(p.root, shas[p.i], p.tsconfigB);
+    const mode = modeOf(p);
+    if (!p.tsconfigA || !p.tsconfigB) {
+      const none = { equal: false, compared: 0, differences: [] };
+      stored[idOf(p)] = { mode, files: [0, 0], fatal: `no tsconfig at ${p.tsconfigA ? 'B' : 'A'}`, kiln: none, token: none };
+      continue;
+    }
+    const a = buildDir(p.root, shas[p.i - 1], p.tsconfigA, mode);
+    const b = buildDir(p.root, shas[p.i], p.tsconfigB, mode);
+    // Not built within --build-budget: reported apart, never stored (a later run builds it).
+    if (!existsSync(join(a, '.done.json')) || !existsSync(join(b, '.done.json'))) {
+      notBuilt.set(idOf(p), { mode, notBuilt: true });
+      continue;
+    }
     const metaA = JSON.parse(readFileSync(join(a, '.done.json'), 'utf8'));
     const metaB = JSON.parse(readFileSync(join(b, '.done.json'), 'utf8'));
-    const cmp = await core.compareOutputs(a, b, { exclude: (f) => f === '.done.json' });
+    const fatal = metaA.fatal ? `A: ${metaA.fatal}` : metaB.fatal ? `B: ${metaB.fatal}` : undefined;
     stored[idOf(p)] = {
-      equal: cmp.equal,
-      compared: cmp.compared,
+      mode,
       files: [metaA.files, metaB.files],
-      fatal: metaA.fatal ?? metaB.fatal,
-      differences: cmp.differences.slice(0, 5).map((d) => core.formatDifference(d)),
+      ts: [metaA.ts, metaB.ts],
+      fatal,
+      kiln: await judge((x, y, o) => core.compareOutputs(x, y, o), a, b),
+      token: await judge(judgeOutputs, a, b),
     };
   }
   writeFileSync(resultsFile, JSON.stringify(stored));
-  return new Map(list.map((p) => [p, stored[idOf(p)]]));
+  // A judge forced blind (--blind-judge) calls everything equal: applied after the cache, never stored.
+  return new Map(
+    list.map((p) => [p, notBuilt.get(idOf(p)) ?? blinded(stored[idOf(p)], BLIND)]),
+  );
 }
 
 // ---------------------------------------------------------------- kiln diagnostics and crashes
@@ -586,19 +875,78 @@ say(
     `per-commit measurement over all ${allRecs.length} commits (this and earlier runs): ${(sum(allRecs.map((r) => r.ms.total)) / 1000).toFixed(0)} s — ` +
     `checkout + Nx emulation + kiln keys, median ${med(allRecs.map((r) => r.ms.total))} ms/commit (kiln keys median ${med(allRecs.map((r) => r.ms.kiln))} ms, max ${Math.max(...allRecs.map((r) => r.ms.kiln))} ms; Nx emulation median ${med(allRecs.map((r) => r.ms.nx))} ms)`,
 );
-say(`command: node tools/bench-history.mjs --repo ${repo} --commits ${N}${args['kiln-dist'] ? ` --kiln-dist ${args['kiln-dist']}` : ''}${args.cache !== '/tmp/kiln-bench-history' ? ` --cache ${args.cache}` : ''}${WORKERS !== 1 ? ` --workers ${WORKERS}` : ''}${args['oracle-all'] ? ' --oracle-all' : args['no-oracle'] ? ' --no-oracle' : ` --sample ${SAMPLE} --seed ${SEED}`}`);
+say(
+  `command: node tools/bench-history.mjs --repo ${repo} --commits ${N}${args['kiln-dist'] ? ` --kiln-dist ${args['kiln-dist']}` : ''}${args.cache !== '/tmp/kiln-bench-history' ? ` --cache ${args.cache}` : ''}` +
+    `${WORKERS !== 1 ? ` --workers ${WORKERS}` : ''}${args['oracle-all'] ? ' --oracle-all' : args['no-oracle'] ? ' --no-oracle' : ` --sample ${SAMPLE} --seed ${SEED}`}` +
+    `${args['no-oracle'] ? '' : ` --calibrate ${CALIBRATE} --install ${INSTALL}${JOBS !== 1 ? ` --jobs ${JOBS}` : ''}${BUILD_BUDGET !== undefined ? ` --build-budget ${BUILD_BUDGET}` : ''}${args['blind-judge'] ? ` --blind-judge ${args['blind-judge']}` : ''}`}`,
+);
+if (runFailures.length) say(`RUN FAILED: ${runFailures.join('; ')}`);
 process.stdout.write(`${out.join('\n')}\n`);
-if (args.json) writeFileSync(args.json, JSON.stringify({ rows, totals: tot, avoided: avoidedTotal, kilnOnlyCauses, oracle, crashes, diagnostics: diagList }, null, 2));
+if (args.json) writeFileSync(args.json, JSON.stringify({ rows, totals: tot, avoided: avoidedTotal, kilnOnlyCauses, oracle, crashes, diagnostics: diagList, failures: runFailures }, null, 2));
+if (runFailures.length) process.exitCode = 1;
 
 // ---------------------------------------------------------------- oracle worker (a thread)
 
-async function oracleWorker({ repo: gitDir, jobs, tree: dir, index: idx }) {
-  const { oracleBuild: build, workspacePaths: wsPaths } = await import('./lib/oracle-build.mjs');
+async function oracleWorker({ repo: gitDir, cache: cacheDir, jobs, tree: dir0, index: idx0, keepInstalls, deadline }) {
+  const { oracleBuild: build, workspacePaths: wsPaths, installedTypeScript } = await import('./lib/oracle-build.mjs');
   const { projectRoots, pnpmPatterns } = await import('./lib/nx-emulation.mjs');
-  for (const [sha, list] of jobs) {
+  const { installDependencies } = await import('./lib/install.mjs');
+  const toolsDir = join(cacheDir, 'tools');
+  const readTree = (dir, idx, sha) => {
     if (!existsSync(idx)) rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir, { recursive: true });
     execFileSync('git', ['--git-dir', gitDir, '--work-tree', dir, 'read-tree', '-u', '--reset', sha], { env: { ...process.env, GIT_INDEX_FILE: idx }, stdio: ['ignore', 'ignore', 'pipe'] });
+  };
+  const failAll = (sha, mode, list, fatal) => {
+    for (const b of list) {
+      rmSync(b.outDir, { recursive: true, force: true });
+      mkdirSync(b.outDir, { recursive: true });
+      const r = { files: 0, syntaxErrors: 0, ms: 0, fatal };
+      writeFileSync(join(b.outDir, '.done.json'), JSON.stringify({ ...r, mode }));
+      parentPort.postMessage({ type: 'build', sha, root: b.root, mode, ...r });
+    }
+  };
+  for (const job of jobs) {
+    // --build-budget: past it, no new checkout is started; its pairs are reported "not built".
+    if (deadline !== undefined && Date.now() >= deadline) break;
+    try {
+      await oracleJob(job);
+    } catch (e) {
+      // A checkout, install or workspace read that throws fails this commit's builds, not the run.
+      failAll(job.sha, job.mode, job.list.filter((b) => !existsSync(join(b.outDir, '.done.json'))), String(e?.stack ?? e).slice(0, 1500));
+    }
+  }
+
+  async function oracleJob({ sha, mode, list }) {
+    let dir = dir0;
+    let installFailure;
+    if (mode === 'installed') {
+      // A checkout per commit under --cache with the whole workspace installed — never a subset: the
+      // projects installed change what gets hoisted and which copy of a type resolves, so both commits
+      // of a pair must get the same kind of install (filtered installs that differed made declaration
+      // emit differ between two commits whose sources did not). The marker records each attempt's time
+      // and failures (not retried).
+      dir = join(cacheDir, 'installs', sha);
+      const markFile = join(cacheDir, 'installs', `${sha}.install.json`);
+      const mark = existsSync(markFile) ? JSON.parse(readFileSync(markFile, 'utf8')) : undefined;
+      if (mark && (!mark.ok || (!mark.pruned && existsSync(dir)))) {
+        parentPort.postMessage({ type: 'install', sha, cached: true, ok: mark.ok, error: mark.error });
+        if (!mark.ok) installFailure = mark.error;
+      } else {
+        readTree(dir, join(cacheDir, 'installs', `${sha}.index`), sha);
+        const r = installDependencies(dir, { toolsDir, store: join(cacheDir, 'pm-store') });
+        const next = { sha, ...r, history: [...(mark?.history ?? []), { ms: r.ms, ok: r.ok }] };
+        writeFileSync(markFile, JSON.stringify(next));
+        parentPort.postMessage({ type: 'install', sha, cached: false, ...r });
+        if (!r.ok) installFailure = r.error;
+      }
+    } else {
+      readTree(dir, idx0, sha);
+    }
+    if (installFailure) {
+      failAll(sha, mode, list, `install failed: ${installFailure}`);
+      return prune(sha, dir, mode);
+    }
     // Workspace packages at this commit (the workspace globs), for the `paths` mapping to sources.
     const tracked = execFileSync('git', ['--git-dir', gitDir, 'ls-tree', '-r', '--name-only', '--full-tree', sha], { maxBuffer: 1 << 28, encoding: 'utf8' }).split('\n');
     const files = new Map(tracked.filter(Boolean).map((p) => [p, '']));
@@ -621,14 +969,30 @@ async function oracleWorker({ repo: gitDir, jobs, tree: dir, index: idx }) {
     for (const b of list) {
       let r;
       try {
-        r = build({ workspaceRoot: dir, root: b.root, tsconfig: b.tsconfig, paths, outDir: b.outDir });
+        // Installed: the TypeScript the commit installed for this package (else this repository's, said so).
+        const its = mode === 'installed' ? installedTypeScript(join(dir, b.root), toolsDir) : undefined;
+        r = build({ workspaceRoot: dir, root: b.root, tsconfig: b.tsconfig, paths, outDir: b.outDir, ts: its?.ts });
+        if (mode === 'installed' && !its) r.tsNotInstalled = true;
       } catch (e) {
         rmSync(b.outDir, { recursive: true, force: true });
         mkdirSync(b.outDir, { recursive: true });
-        r = { files: 0, syntaxErrors: 0, ms: 0, fatal: String(e?.stack ?? e).slice(0, 500) };
+        r = { files: 0, syntaxErrors: 0, ms: 0, fatal: String(e?.stack ?? e).slice(0, 1500) };
       }
-      writeFileSync(join(b.outDir, '.done.json'), JSON.stringify(r));
-      parentPort.postMessage({ sha, root: b.root, ...r });
+      writeFileSync(join(b.outDir, '.done.json'), JSON.stringify({ ...r, mode }));
+      parentPort.postMessage({ type: 'build', sha, root: b.root, mode, ...r });
     }
+    prune(sha, dir, mode);
+  }
+
+  /**
+   * An installed checkout takes ~0.2 GB of directories and links (trpc): once its builds are written it
+   * is removed unless --keep-installs; a later build at this commit installs again (warm store).
+   */
+  function prune(sha, dir, mode) {
+    if (mode !== 'installed' || keepInstalls) return;
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(join(cacheDir, 'installs', `${sha}.index`), { force: true });
+    const markFile = join(cacheDir, 'installs', `${sha}.install.json`);
+    if (existsSync(markFile)) writeFileSync(markFile, JSON.stringify({ ...JSON.parse(readFileSync(markFile, 'utf8')), pruned: true }));
   }
 }

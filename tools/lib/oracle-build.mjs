@@ -5,9 +5,13 @@
  *
  *   - the package's own tsconfig (the same file kiln keys on), parsed by the compiler itself;
  *   - every workspace package mapped to its *sources* through `paths` (so no dependency has to be
- *     built and no node_modules install is needed); the mapping is derived here, independently of
- *     kiln: each `exports` subpath (and `main`/`types`), with the build folder and the output
- *     extension stripped, is looked up under `src/` and the package root; plus `name/*` → `src/*`;
+ *     built); the mapping is derived here, independently of kiln: each `exports` subpath (and
+ *     `main`/`types`), with the build folder and the output extension stripped, is looked up under
+ *     `src/` and the package root; plus `name/*` → `src/*`;
+ *   - external packages: in a bare checkout (no node_modules) they do not resolve and their types
+ *     become `any`; in a checkout whose dependencies were really installed (tools/lib/install.mjs)
+ *     they resolve as in the repository's own build, and the compiler is the TypeScript that the
+ *     commit installed (`o.ts`, see `installedTypeScript`), not this repository's;
  *   - `noEmitOnError: false`, `skipLibCheck: true`, `noEmit`/`emitDeclarationOnly` off, declarations
  *     on, no source/declaration maps, no build info, `declarationDir` folded into one output folder.
  *     Missing external types are accepted: the outputs are compared, never the diagnostics.
@@ -16,21 +20,70 @@
  * dependencies' sources, reached through `paths`); each is written under its path relative to the
  * package root, so two commits' outputs line up file by file.
  */
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { cpSync, existsSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const ts = createRequire(join(repoRoot, 'package.json'))('typescript');
+const defaultTs = ts;
+/** The compiler of bare builds (this repository's TypeScript). */
 export const ORACLE_TS_VERSION = ts.version;
 
 const SRC_EXTS = ['.ts', '.tsx', '.mts', '.cts', '.js', '.jsx', '.mjs', '.cjs'];
 const OUT_EXT_RE = /\.(d\.[mc]?ts|[mc]?js|jsx|[mc]?ts|tsx)$/;
 
-/** Lib `.d.ts` files are immutable: parse each once per process (keyed by the parse settings). */
+/** Lib `.d.ts` files are immutable: parse each once per process (keyed by path and parse settings). */
 const libCache = new Map();
-const libDir = dirname(ts.getDefaultLibFilePath({}));
+
+const loadedTs = new Map();
+/**
+ * The TypeScript a checkout installed, resolved from the package's folder as its build would (through
+ * a shim package to the compiler it loads), or undefined when none resolves. Its files are copied once into `toolsDir` (keyed by version and a
+ * hash of the compiler), so every checkout with the same compiler shares one loaded module and one
+ * parsed lib set.
+ * @returns {{ ts: typeof import('typescript'), version: string } | undefined}
+ */
+export function installedTypeScript(packageDir, toolsDir) {
+  let pkgJson;
+  try {
+    pkgJson = createRequire(join(packageDir, 'package.json')).resolve('typescript/package.json');
+  } catch {
+    return undefined;
+  }
+  let dir = dirname(pkgJson);
+  // A shim package (`typescript` overridden by `@typescript/typescript6`, whose lib/typescript.js is
+  // `module.exports = require("@typescript/old")`): follow it to the package that holds the compiler.
+  for (let hop = 0; hop < 4; hop++) {
+    const main = join(dir, 'lib', 'typescript.js');
+    if (!existsSync(main) || statSync(main).size > 4096) break;
+    const target = /require\(\s*["']([^"'./][^"']*)["']\s*\)/.exec(readFileSync(main, 'utf8'))?.[1];
+    if (!target) break;
+    try {
+      dir = dirname(createRequire(join(realpathSync(dir), 'package.json')).resolve(`${target}/package.json`));
+    } catch {
+      return undefined;
+    }
+  }
+  const version = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).version;
+  const main = join(dir, 'lib', 'typescript.js');
+  if (!existsSync(main) || statSync(main).size < 100_000) return undefined;
+  const id = `typescript-${version}-${createHash('sha256').update(readFileSync(main)).digest('hex').slice(0, 12)}`;
+  let hit = loadedTs.get(id);
+  if (hit) return hit;
+  const dest = join(toolsDir, id);
+  if (!existsSync(join(dest, 'lib', 'typescript.js'))) {
+    const tmp = `${dest}.tmp${process.pid}-${Math.random().toString(36).slice(2)}`;
+    cpSync(dir, tmp, { recursive: true, dereference: true, filter: (f) => !f.includes(`${dir}/node_modules`) });
+    rmSync(dest, { recursive: true, force: true });
+    renameSync(tmp, dest);
+  }
+  hit = { ts: createRequire(join(dest, 'package.json'))('./lib/typescript.js'), version };
+  loadedTs.set(id, hit);
+  return hit;
+}
 
 function collectTargets(v, out) {
   if (typeof v === 'string') out.push(v);
@@ -101,10 +154,12 @@ export function workspacePaths(workspaceRoot, packages) {
  * Emit one package into `outDir` (removed first). Returns { files, syntaxErrors, ms }: the program is
  * never fully type-checked (the declaration emit asks the checker only what it needs), so only
  * syntax errors are counted — reported, never a reason to skip the comparison.
- * @param {{ workspaceRoot: string, root: string, tsconfig: string, paths: Record<string,string[]>, outDir: string }} o
+ * @param {{ workspaceRoot: string, root: string, tsconfig: string, paths: Record<string,string[]>, outDir: string, ts?: typeof import('typescript') }} o
  */
 export function oracleBuild(o) {
   const t0 = performance.now();
+  const ts = o.ts ?? defaultTs;
+  const libDir = dirname(ts.getDefaultLibFilePath({}));
   const projectDir = join(o.workspaceRoot, o.root);
   const configPath = join(projectDir, o.tsconfig);
   const host0 = { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} };
@@ -157,7 +212,7 @@ export function oracleBuild(o) {
     program.emit(sf, writeFile);
   }
   const syntaxErrors = program.getSyntacticDiagnostics().filter((d) => d.category === ts.DiagnosticCategory.Error).length;
-  return { files, syntaxErrors, ms: Math.round(performance.now() - t0) };
+  return { files, syntaxErrors, ms: Math.round(performance.now() - t0), ts: ts.version };
 }
 
 /**
