@@ -84,6 +84,14 @@ export function closureDigests(closures: Record<string, ClosureView> | undefined
   return Object.fromEntries(Object.entries(closures ?? {}).map(([k, v]) => [k, v.digest]));
 }
 
+/** The key of a target kiln does not run. */
+export interface ToolTargetKey {
+  key: string;
+  components: ToolKeyComponents;
+  /** Folders the key never reads (the target's outputs), project-relative. */
+  outputs: string[];
+}
+
 export interface ProjectKey {
   project: string;
   root: string;
@@ -91,7 +99,7 @@ export interface ProjectKey {
   key: string | null;
   components: KeyComponents | null;
   /** Keys of the targets kiln does not run (`options.targets`), by target name (key/tool-key.ts). */
-  targets?: Record<string, { key: string; components: ToolKeyComponents; /** Folders the key never reads (the target's outputs), project-relative. */ outputs: string[] }>;
+  targets?: Record<string, ToolTargetKey>;
   /** What this project offers its dependents. */
   surface: DependencySurface | null;
   diagnostics: Diagnostic[];

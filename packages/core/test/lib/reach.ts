@@ -118,7 +118,7 @@ async function state(name: string, spec: WorkspaceSpec, edit?: Edit): Promise<St
   const outputs = new Map<string, Map<string, string>>();
   const failed: string[] = [];
   for (const pkg of spec.build) {
-    const r = await compileProject({ projectRoot: join(root, pkg) });
+    const r = await compileProject({ projectRoot: join(root, pkg), exports: false });
     if (!r.success) failed.push(`${pkg}: ${r.diagnostics.map((d) => d.message).join('; ')}`);
     const files = new Map<string, string>();
     for (const dir of r.outputDirs) {
