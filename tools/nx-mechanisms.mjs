@@ -18,10 +18,12 @@
 //   run      `nx run-many -t build`: exit code, run.json hash = the predicted hash, a 2nd run hits
 //   remote   with a self-hosted remote cache (tools/testing/nx-cache-server.mjs): after the local cache is
 //            emptied, a 3rd run is a remote hit under the same hash
-//   out      each library's dist/ byte-equal to the same library built without kiln (row base)
+//   out      each library's dist/ byte-equal to the same library built without kiln (row base), taken
+//            before the batch run (@nx/js:tsc's batch implementation also writes .d.ts.map and a tsbuildinfo)
 //   leak     kiln's key seen in the task's terminal output or in dist/ (forwarded to the tool)
 //   batch    NX_BATCH_MODE=true run of the @nx/js:tsc library: exit code, hash = predicted, and Nx
-//            really ran a batch (NX_PERF_LOGGING shows its 'apply-from-cache-or-run-batch' measure)
+//            really ran a batch (NX_PERF_LOGGING shows its 'apply-from-cache-or-run-batch' measure; seen on
+//            Nx 24, not on Nx 22, where "not batched" only means unconfirmed)
 //   hashed   what else Nx hashes for the task (hash details): all external deps, npm:<pkg>, files, …
 // Tool versions and the lockfile come from the install; node_modules is a directory of symlinks
 // into it (tools/testing/workspace.mjs). Everything runs sequentially (2 shared cores).
