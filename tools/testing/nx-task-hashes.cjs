@@ -40,7 +40,8 @@ async function main() {
   const tasks = Object.values(taskGraph.tasks).sort((a, b) => a.id.localeCompare(b.id));
   const out = {
     hashes: Object.fromEntries(tasks.map((t) => [t.id, t.hash || null])),
-    deferred: [...deferred].sort(),
+    // Nx < 23 returns nothing: the deferred tasks are then those left without a hash.
+    deferred: (deferred ? [...deferred] : tasks.filter((t) => !t.hash).map((t) => t.id)).sort(),
   };
   if (request.details) {
     out.details = Object.fromEntries(tasks.map((t) => [t.id, t.hashDetails || null]));
