@@ -28,7 +28,7 @@ import compat from '../dist/plugins/src/compat.cjs';
 const SUPPORTED = { 21: '21.6.11', 22: '22.6.5', 23: '23.3.2', 24: '24.0.6' } as const;
 const UNSUPPORTED = '20.8.4';
 /** The majors this run installs. */
-const MATRIX = process.env.KILN_NX_MATRIX ?? '22,24'; // 'all', or a comma list of majors
+const MATRIX = process.env.KILN_NX_MATRIX ?? '22'; // 'all', or a comma list of majors (Nx 24, the workspace's own, runs in every other Nx test)
 const RUN: [string, string][] = Object.entries(SUPPORTED).filter(([major]) => MATRIX === 'all' || MATRIX.split(',').includes(major));
 
 type Fresh = Awaited<ReturnType<typeof freshWorkspace>>;
