@@ -144,6 +144,24 @@ describe('unit keys', () => {
     expect(moved).toEqual(ALL);
   });
 
+  it("k2. a compiler option kiln's TypeScript does not know is keyed by its raw value, through extends", async () => {
+    // TypeScript 6's `stableTypeOrdering` changes declaration emit; TypeScript 5.9 drops it from its
+    // parse. Set in the root config every project extends, then flipped: both must move every key.
+    const on = await copy('k2-on');
+    await edit(on, 'tsconfig.base.json', (s) => s.replace('"compilerOptions": {', '"compilerOptions": {\n    "stableTypeOrdering": true,'));
+    const rOn = await computeWorkspaceKeys(on, { store: false, workers: 0 });
+    const unknown = rOn.projects.flatMap((p) => p.diagnostics ?? []).concat(rOn.diagnostics ?? []).filter((d) => d.code === 'KILN_TSCONFIG_UNKNOWN_OPTION');
+    expect(unknown.length, 'a KILN_TSCONFIG_UNKNOWN_OPTION diagnostic per project').toBeGreaterThan(0);
+    expect(unknown[0]!.message).toContain("'stableTypeOrdering'");
+    expect(JSON.stringify(rOn)).not.toContain('KILN_TSCONFIG_INVALID');
+    const keysOn = keysOf(rOn);
+    expect(ALL.filter((p) => keysOn.get(p) !== baseline.get(p))).toEqual(ALL);
+    await edit(on, 'tsconfig.base.json', (s) => s.replace('"stableTypeOrdering": true', '"stableTypeOrdering": false'));
+    const keysOff = keysOf(await computeWorkspaceKeys(on, { store: false, workers: 0 }));
+    expect(ALL.filter((p) => keysOff.get(p) !== keysOn.get(p))).toEqual(ALL);
+    expect(JSON.stringify(rOn)).not.toContain(on); // no absolute path in keys or components
+  });
+
   it('reordering overload signatures moves the key (consumers resolve overloads in order)', async () => {
     const withOverloads = async (dir: string, first: string, second: string) =>
       edit(dir, 'libs/base/src/math.ts', (s) => `${s}\nexport function pick(x: ${first}): ${first};\nexport function pick(x: ${second}): ${second};\nexport function pick(x: unknown): unknown { return x; }\n`);

@@ -350,6 +350,13 @@ export const CODES = {
       'The build compiles with a tsconfig of the project; none of the names tried exists, so nothing was compiled.',
     hint: 'Create tsconfig.lib.json (or tsconfig.build.json / tsconfig.json) in the project, or set the target option tsConfig to the file to use.',
   },
+  KILN_TSCONFIG_UNKNOWN_OPTION: {
+    severity: 'warning',
+    title: 'The tsconfig sets a compiler option kiln\'s TypeScript does not know',
+    meaning:
+      'The option is usually a newer compiler\'s (TypeScript 6\'s `stableTypeOrdering`, say). kiln reads tsconfigs with its own TypeScript, which drops the option from its parse; the key covers the option\'s raw value instead, from every config of the extends chain that sets it, so changing it still moves the key. A misspelt option is reported the same way.',
+    hint: 'Nothing to do if your build\'s TypeScript knows the option; otherwise fix its spelling. A kiln built on a newer TypeScript reads it as the compiler does.',
+  },
   KILN_TYPESCRIPT_ERROR: {
     severity: 'error',
     title: 'The TypeScript compiler reported an error',

@@ -32,8 +32,14 @@ export interface TsconfigView {
   outsideFiles: string[];
   /** outDir relative to the project root, if set. */
   outDir?: string;
-  /** Config errors (TS diagnostics as text). */
+  /** Config errors (TS diagnostics as text), unknown options excepted. */
   errors: string[];
+  /**
+   * Compiler options this TypeScript does not know (a newer compiler's, e.g. TypeScript 6's
+   * `stableTypeOrdering`): the compiler drops them from its parse, so their raw values are keyed
+   * instead (under `options`), from every config of the extends chain that sets them.
+   */
+  unknownOptions: string[];
   /** Project references: referenced config directories or files, relative to the project root (POSIX). */
   references: string[];
   /**
@@ -57,11 +63,31 @@ export function readTsconfig(workspaceRoot: string, projectRoot: string, configF
     ...ts.sys,
     onUnRecoverableConfigFileDiagnostic: (d) => errors.push(ts.flattenDiagnosticMessageText(d.messageText, ' ')),
   };
-  const parsed = ts.getParsedCommandLineOfConfigFile(configPath, {}, host);
+  const extended = new Map<string, import('typescript').ExtendedConfigCacheEntry>();
+  const parsed = ts.getParsedCommandLineOfConfigFile(configPath, {}, host, extended);
   const rel = (p: string) => toPosix(relative(projectDir, p));
   const options: Record<string, unknown> = {};
+  const unknownOptions = new Set<string>();
   if (parsed) {
-    for (const e of parsed.errors) errors.push(ts.flattenDiagnosticMessageText(e.messageText, ' '));
+    for (const e of parsed.errors) {
+      // TS5023 "Unknown compiler option", TS5025 "… Did you mean …?": keyed raw below, not fatal here.
+      if (e.code === 5023 || e.code === 5025) continue;
+      errors.push(ts.flattenDiagnosticMessageText(e.messageText, ' '));
+    }
+    // Every config of the chain, in a stable order, with what it sets that the parse dropped. A value
+    // a child overrides is still keyed: over-inclusion can only move a key, never keep it.
+    const raws: [string, unknown][] = [[configPath, parsed.raw], ...[...extended].map(([file, entry]) => [file, entry.extendedConfig?.raw] as [string, unknown])];
+    for (const [file, raw] of raws.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))) {
+      const co = (raw as { compilerOptions?: unknown } | undefined)?.compilerOptions;
+      if (!co || typeof co !== 'object') continue;
+      for (const [key, value] of Object.entries(co as Record<string, unknown>)) {
+        if (key in parsed.options || IGNORED_OPTIONS.has(key)) continue;
+        unknownOptions.add(key);
+        const slot = `unknown:${key}`;
+        const where = toPosix(relative(workspaceRoot, file));
+        options[slot] = [...((options[slot] as unknown[]) ?? []), [where, value]];
+      }
+    }
     for (const key of Object.keys(parsed.options).sort()) {
       if (IGNORED_OPTIONS.has(key)) continue;
       const v = parsed.options[key];
@@ -90,6 +116,7 @@ export function readTsconfig(workspaceRoot: string, projectRoot: string, configF
     outsideFiles: outsideFiles.sort(),
     ...(outDir ? { outDir } : {}),
     errors,
+    unknownOptions: [...unknownOptions].sort(),
   };
 }
 

@@ -140,6 +140,7 @@ function bundlerView(workspaceRoot: string, root: string): TsconfigView {
     fileNames: [],
     outsideFiles: [],
     errors: [],
+    unknownOptions: [],
     references: [],
     compiler: {
       options: { allowJs: true, checkJs: false, module: ts.ModuleKind.ESNext, moduleResolution: ts.ModuleResolutionKind.Bundler, resolveJsonModule: true, allowArbitraryExtensions: true },
@@ -189,6 +190,10 @@ export async function computeWorkspaceKeys(workspaceRoot: string, options: Works
       out.tsconfig = readTsconfig(workspaceRoot, p.root, configFile);
       for (const e of out.tsconfig.errors) {
         out.diagnostics.push(diagnostic('KILN_TSCONFIG_INVALID', e, { file: posix.join(p.root, configFile), producer: 'key' }));
+      }
+      if (out.tsconfig.unknownOptions.length) {
+        const names = out.tsconfig.unknownOptions.map((o) => `'${o}'`).join(', ');
+        out.diagnostics.push(diagnostic('KILN_TSCONFIG_UNKNOWN_OPTION', `${names}: not an option of TypeScript ${typescript().version}; keyed by its raw value`, { file: posix.join(p.root, configFile), producer: 'key' }));
       }
       out.report = await digestTree(dir, {
         files: out.tsconfig.fileNames,
