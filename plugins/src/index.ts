@@ -15,7 +15,7 @@
  *     miss: the keys are then computed as always, from the warm store.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, lstatSync, readdirSync, statSync, type BigIntStats } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, readFileSync, statSync, type BigIntStats } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { homedir, tmpdir } from 'node:os';
@@ -26,7 +26,7 @@ import type { ProjectKey, ToolTargetSpec, WorkspaceKeys } from '@kiln/core';
 import { codegraphTarget } from './codegraph-target.js';
 
 /** node:fs as loaded, before any recording wraps it: the snapshot's own stats are never recorded. */
-const fsSync = { statSync, lstatSync, readdirSync };
+const fsSync = { statSync, lstatSync, readdirSync, readFileSync };
 
 export interface KilnPluginOptions {
   /**
@@ -381,6 +381,12 @@ interface Memo {
   id: string;
   /** Workspace-relative build-output directories the fingerprint leaves out (no key read them). */
   skip: string[];
+  /**
+   * Build-output directories some key read (a resolution probe of a dependency's `dist`): walked by
+   * content, not by stat stamps. Without the daemon, Nx restores every cache hit's outputs, so a fully
+   * cached run rewrites them with the same bytes and new inodes and times; stamps would miss every run.
+   */
+  byContent: string[];
   /** Absolute paths outside the walk that the computation read (stat'ed on every lookup). */
   probes: string[];
   /** The digest of the snapshot the keys were computed in; '' never matches. */
@@ -395,7 +401,7 @@ interface Memo {
   env: Record<string, string>;
 }
 
-const MEMO_FORMAT = 3;
+const MEMO_FORMAT = 4;
 const cacheDir = (workspaceRoot: string) => join(workspaceRoot, 'node_modules', '.cache', 'kiln');
 const memoFile = (workspaceRoot: string) => join(cacheDir(workspaceRoot), 'graph-memo.json');
 /** Files changed this recently may be followed by a same-timestamp write (coarse file-system clocks): not memoised. */
@@ -431,7 +437,7 @@ async function readMemo(workspaceRoot: string): Promise<Memo | undefined> {
     const memo = JSON.parse(await readFile(memoFile(workspaceRoot), 'utf8')) as Memo;
     const strings = (a: unknown) => Array.isArray(a) && a.every((x) => typeof x === 'string');
     if (memo.format !== MEMO_FORMAT || typeof memo.id !== 'string' || typeof memo.fingerprint !== 'string') return undefined;
-    if (!strings(memo.skip) || !strings(memo.probes) || !Array.isArray(memo.results) || !Array.isArray(memo.edges) || !Array.isArray(memo.keyed)) return undefined;
+    if (!strings(memo.skip) || !strings(memo.byContent) || !strings(memo.probes) || !Array.isArray(memo.results) || !Array.isArray(memo.edges) || !Array.isArray(memo.keyed)) return undefined;
     if (!memo.env || typeof memo.env !== 'object') return undefined;
     return memo;
   } catch {
@@ -441,7 +447,7 @@ async function readMemo(workspaceRoot: string): Promise<Memo | undefined> {
 
 async function lookupMemo(workspaceRoot: string, id: string): Promise<{ hit?: Memo; memo?: Memo; before?: Snapshot }> {
   const memo = await readMemo(workspaceRoot);
-  const before = snapshot(workspaceRoot, memo?.skip ?? [], memo?.probes ?? []);
+  const before = snapshot(workspaceRoot, memo?.skip ?? [], memo?.probes ?? [], memo?.byContent ?? []);
   const envSame = (m: Memo) => Object.entries(m.env).every(([k, v]) => envDigest(k) === v);
   if (memo && before && memo.id === id && memo.fingerprint !== '' && envSame(memo) && fingerprint(before, memo.skip, before.probes).digest === memo.fingerprint) return { hit: memo };
   return { ...(memo ? { memo } : {}), ...(before ? { before } : {}) };
@@ -472,13 +478,20 @@ async function writeMemo(
     for (let path = f; path && !read.has(path); path = path.slice(0, Math.max(0, path.lastIndexOf('/')))) read.add(path);
   }
   const skip: string[] = [];
+  const byContent: string[] = [];
   for (const dir of outputs) {
     // Left out only if no key read anything in it, and it was there, the same directory, before and
-    // after the keys were computed (what lists its parent saw it and did not enter).
-    if (read.has(dir)) continue;
+    // after the keys were computed (what lists its parent saw it and did not enter). One a key read is
+    // fingerprinted by its files' contents instead (see Memo.byContent).
+    if (read.has(dir)) {
+      byContent.push(dir);
+      continue;
+    }
     const pre = before?.dirs.get(dir);
     if (pre && pre === dirIdentity(join(workspaceRoot, dir))) skip.push(dir);
   }
+  byContent.sort();
+  const sameList = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
   let digest = '';
   let why: string;
   if (!before) why = 'no snapshot before (an unreadable entry or a symbolic link to a directory)';
@@ -487,10 +500,12 @@ async function writeMemo(
   else {
     const prior = fingerprint(before, skip, recording.probes);
     if (prior.recent) why = `changed less than 2 s before: ${prior.recent}`;
+    else if (!codeUnchanged()) why = "kiln's code changed";
+    // The snapshot before walked these by the last memo's list: with another list, it cannot vouch.
+    else if (!sameList(old?.byContent ?? [], byContent)) why = 'the output directories fingerprinted by content changed (the next graph build can answer)';
     else {
-      const now = snapshot(workspaceRoot, skip, [...recording.probes.keys()]);
+      const now = snapshot(workspaceRoot, skip, [...recording.probes.keys()], byContent);
       if (!now || fingerprint(now, skip, now.probes).digest !== prior.digest) why = 'a file changed while the keys were computed';
-      else if (!codeUnchanged()) why = "kiln's code changed";
       else {
         digest = prior.digest;
         why = 'valid';
@@ -499,7 +514,7 @@ async function writeMemo(
   }
   stats.lastWrite = why;
   if (digest) stats.written++;
-  const memo: Memo = { format: MEMO_FORMAT, ...answer, skip, probes: [...recording.probes.keys()].sort(), fingerprint: digest, why };
+  const memo: Memo = { format: MEMO_FORMAT, ...answer, skip, byContent, probes: [...recording.probes.keys()].sort(), fingerprint: digest, why };
   const file = memoFile(workspaceRoot);
   try {
     await mkdir(dirname(file), { recursive: true });
@@ -595,6 +610,16 @@ function stampOf(s: BigIntStats | undefined, now: bigint, error?: string): Stamp
 
 const nowNs = () => BigInt(Date.now()) * 1_000_000n;
 
+/** A file of a by-content directory: its kind, size and bytes' digest (never racy: bytes are compared, not times). */
+function contentStamp(abs: string, stat: Stamp): Stamp {
+  if (!stat.text.startsWith('f')) return { text: stat.text.replace(/:.*/, ''), recent: false };
+  try {
+    return { text: `c${createHash('sha256').update(fsSync.readFileSync(abs)).digest('hex')}`, recent: false };
+  } catch (e) {
+    return { text: errorText(e), recent: false };
+  }
+}
+
 /** The stamp of a path (following links), or `missing` / `error:CODE`. */
 function stampPath(abs: string, now = nowNs()): Stamp {
   try {
@@ -638,7 +663,7 @@ function fingerprint(snap: Snapshot, skip: string[], probes: Map<string, Stamp>)
  * code, and `probes`. `undefined` when it cannot vouch for the workspace (an unreadable directory, a
  * symbolic link to a directory: the walk does not follow them, readers may).
  */
-function snapshot(workspaceRoot: string, skip: string[], probes: string[]): Snapshot | undefined {
+function snapshot(workspaceRoot: string, skip: string[], probes: string[], byContent: string[] = []): Snapshot | undefined {
   // Synchronous: a few thousand stats cost a few milliseconds this way, several times that through
   // the thread pool; the worker has nothing else to do meanwhile.
   try {
@@ -647,7 +672,8 @@ function snapshot(workspaceRoot: string, skip: string[], probes: string[]): Snap
     const unwalked = new Set(unwalkedDirs(workspaceRoot));
     const walk: Snapshot['walk'] = [];
     const dirs = new Map<string, string>();
-    const visit = (dir: string, rel: string): boolean => {
+    const contentDirs = new Set(byContent);
+    const visit = (dir: string, rel: string, content: boolean): boolean => {
       for (const e of fsSync.readdirSync(dir, { withFileTypes: true })) {
         const abs = join(dir, e.name);
         const relPath = rel ? `${rel}/${e.name}` : e.name;
@@ -656,17 +682,19 @@ function snapshot(workspaceRoot: string, skip: string[], probes: string[]): Snap
           const id = dirIdentity(abs);
           if (id) dirs.set(relPath, id);
           if (left.has(relPath)) continue;
-          walk.push({ path: relPath, stamp: { text: `dir ${id}`, recent: false } }); // its listing is its entries
-          if (!visit(abs, relPath)) return false;
+          const inContent = content || contentDirs.has(relPath);
+          // Its listing is its entries; by content, a re-created directory is the same directory.
+          walk.push({ path: relPath, stamp: { text: inContent ? 'dir' : `dir ${id}`, recent: false } });
+          if (!visit(abs, relPath, inContent)) return false;
           continue;
         }
         const stamp = stampPath(abs, now);
         if (stamp.text.startsWith('d')) return false; // a linked directory (readers may follow it, the walk does not)
-        walk.push({ path: relPath, stamp });
+        walk.push({ path: relPath, stamp: content ? contentStamp(abs, stamp) : stamp });
       }
       return true;
     };
-    if (!visit(workspaceRoot, '')) return undefined;
+    if (!visit(workspaceRoot, '', false)) return undefined;
     const code = processCode();
     if (!code) return undefined;
     const fixed = INSTALL_MARKERS.map((m) => {

@@ -20,6 +20,7 @@ import { digestTree } from '../view/digest-tree.js';
 import type { DigestReport } from '../view/report.js';
 import { computeClosures } from '../closure/closure.js';
 import { createDigestPool, defaultWorkerCount, type DigestPool } from '../pool/pool.js';
+import digestFile from '../pool/worker.js';
 import { discoverWorkspace, type WorkspaceProject } from '../workspace/discover.js';
 import { externalKeyPart, externalLabel, readLockfile, type ExternalClosure, type Lockfile } from '../workspace/lockfile.js';
 import { findTsconfig, readTsconfig, type TsconfigView } from './tsconfig.js';
@@ -161,6 +162,9 @@ interface Prepared {
   diagnostics: Diagnostic[];
 }
 
+/** Misses of a key computation digested on the calling thread before a pool is started (see lazyPool). */
+const INLINE_MISSES = 16;
+
 export async function computeWorkspaceKeys(workspaceRoot: string, options: WorkspaceKeyOptions = {}): Promise<WorkspaceKeys> {
   const t0 = performance.now();
   const ws = await discoverWorkspace(workspaceRoot);
@@ -168,12 +172,16 @@ export async function computeWorkspaceKeys(workspaceRoot: string, options: Works
   const wanted = options.roots ? new Set(options.roots.map((r) => r || '.')) : undefined;
   const byName = new Map(ws.projects.map((p) => [p.name, p]));
 
-  // One pool for the whole workspace, started only if some file misses the store.
+  // One pool for the whole workspace, started only if more files miss the store than are worth
+  // digesting on this thread: the usual warm run after an edit (one or a few files) would otherwise
+  // wait ~1–2 s for a worker to boot and load the compiler, which this thread has already loaded for
+  // the tsconfigs. Same function, same slices, either way.
   let pool: DigestPool | undefined;
   const threads = Math.max(1, options.workers ?? defaultWorkerCount());
+  let inlineLeft = options.workers === undefined ? INLINE_MISSES : 0;
   const lazyPool: DigestPool = {
     threads,
-    run: (task) => (pool ??= createDigestPool(threads)).run(task),
+    run: (task) => (!pool && inlineLeft-- > 0 ? digestFile(task) : (pool ??= createDigestPool(threads)).run(task)),
     destroy: async () => undefined,
   };
 
