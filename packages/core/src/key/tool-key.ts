@@ -28,7 +28,7 @@
  */
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { isBuiltin } from 'node:module';
 import { digestParts, sha256Hex } from '../digest/hash.js';
 import { isSourceFile } from '../parse/language.js';
@@ -217,7 +217,7 @@ export function packageOfBin(bin: string, projectDir: string, workspaceRoot: str
     const link = join(dir, 'node_modules', '.bin', bin);
     if (existsSync(link)) {
       try {
-        let pkgDir = dirname(realpathSync(link));
+        let pkgDir = dirname(binTarget(link));
         for (; pkgDir !== dirname(pkgDir); pkgDir = dirname(pkgDir)) {
           const manifest = join(pkgDir, 'package.json');
           if (existsSync(manifest)) {
@@ -232,6 +232,30 @@ export function packageOfBin(bin: string, projectDir: string, workspaceRoot: str
     }
     if (dir === workspaceRoot || dir === dirname(dir) || relative(workspaceRoot, dir).startsWith('..')) return undefined;
   }
+}
+
+/**
+ * The file a `node_modules/.bin` entry runs. npm and yarn link it (a symbolic link); pnpm writes a
+ * shell shim (cmd-shim) that execs `node "$basedir/../tsdown/dist/run.mjs"`: that path, relative to
+ * the shim's own folder, names the package. Neither: the entry itself (its own package then names it).
+ */
+export function binTarget(link: string): string {
+  const real = realpathSync(link);
+  if (real !== link && !real.endsWith(`${sep}.bin${sep}${basename(link)}`)) return real;
+  try {
+    const head = readFileSync(real, 'utf8').slice(0, 8192);
+    if (head.startsWith('#!/bin/sh')) {
+      for (const m of head.matchAll(/"\$basedir\/([^"$]+)"/g)) {
+        const target = m[1]!;
+        if (target === 'node' || target === 'node.exe') continue;
+        const abs = join(dirname(real), target);
+        if (existsSync(abs)) return realpathSync(abs);
+      }
+    }
+  } catch {
+    // unreadable or not text: the entry itself
+  }
+  return real;
 }
 
 /** Which workspace dependencies a tool keeps external, as far as kiln can show. */

@@ -54,6 +54,19 @@ export function resolveManifestTarget(target: string, files: ReadonlySet<string>
       const hit = resolveInTree(srcRoot + rest, files);
       if (hit) return hit;
     }
+    // A bundler's per-format folder (vite library mode and rollup configs emit `dist/esm/…` and
+    // `dist/cjs/…` from `src/…`): only the well-known format names, and only once the path as written
+    // found nothing, so a real `src/esm/` folder still wins.
+    const slash = rest.indexOf('/');
+    if (slash > 0 && FORMAT_DIRS.has(rest.slice(0, slash))) {
+      for (const srcRoot of ['src/', 'lib/']) {
+        const hit = resolveInTree(srcRoot + rest.slice(slash + 1), files);
+        if (hit) return hit;
+      }
+    }
   }
   return undefined;
 }
+
+/** Output folders bundlers name after a module format or a declaration build. */
+const FORMAT_DIRS = new Set(['esm', 'cjs', 'es', 'mjs', 'umd', 'module', 'commonjs', 'types', 'typings']);
