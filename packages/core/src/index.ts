@@ -30,7 +30,8 @@ export { discoverWorkspace, expandPatterns, parsePnpmWorkspace, type Workspace, 
 export { readLockfile, externalKeyPart, type Lockfile, type ExternalClosure, type ExternalKeyPart } from './workspace/lockfile.js';
 export { computeClosures, type ClosureResult, type ClosureFlavour } from './closure/closure.js';
 export { readTsconfig, findTsconfig, TSCONFIG_CANDIDATES, type TsconfigView } from './key/tsconfig.js';
-export { commandWords, bundlePolicy, toolOutputs, type ToolTargetSpec, type ToolKeyComponents, type BundlePolicy } from './key/tool-key.js';
+export { commandWords, bundlePolicy, packageOfBin, toolOutputs, type ToolTargetSpec, type ToolKeyComponents, type BundlePolicy } from './key/tool-key.js';
+export { resolveManifestTarget } from './view/resolve.js';
 export { readTargetDefinitions, buildKeyTsconfig, declaredOutputs, outputsOverlap, KILN_BUILD_EXECUTOR, type TargetDefinition, type TargetDefinitions } from './workspace/target-definitions.js';
 export { manifestView, fullManifestDigest, type ManifestView } from './key/manifest.js';
 export {
