@@ -98,7 +98,7 @@ export function formatKeysText(k: WorkspaceKeys): string {
       lines.push('');
       lines.push(`${p.project}:${name}  (${p.root})  target key ${short(t.key)}  — ${c.command.split('\n')[0]}`);
       lines.push(`  own          ${Object.keys(c.declarations).length} declarations, ${Object.keys(c.modules).length} modules, ${Object.keys(c.files).length} other files (by content)`);
-      lines.push(`  tools        ${Object.entries(c.tools).map(([n, v]) => `${n}@${v}`).join(', ') || '-'}; workspace dependencies ${c.bundles === 'never' ? 'by surface (never bundled)' : c.bundles === 'all' ? 'bundled (full closure)' : 'external where runtime dependencies, else bundled'}`);
+      lines.push(`  tools        ${Object.entries(c.tools).map(([n, v]) => `${n}@${v}`).join(', ') || '-'}; workspace dependencies ${c.bundles === 'never' ? 'by surface (never bundled)' : c.bundles === 'all' ? 'bundled (full closure)' : c.bundles === 'vite-config' ? `external where vite's config says so (${c.viteExternal?.join(', ') || 'none'}), else bundled` : 'external where runtime dependencies, else bundled'}`);
       for (const [dep, s] of Object.entries(c.dependencies)) lines.push(`  dependency   ${dep}  ${short(s.digest)} (${s.mode}${s.reason ? `: ${s.reason}` : ''})`);
     }
   }

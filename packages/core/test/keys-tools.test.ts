@@ -177,6 +177,36 @@ describe('vite library mode (bundles its dependencies)', () => {
   it('an HTML/CSS-like asset the sources import: miss', () => expectMiss('vite-asset', { ...c, files: { ...c.files, 'packages/app/src/index.ts': `import text from './note.txt?raw';\n${APP_TS}export const note = text;\n`, 'packages/app/src/note.txt': 'one\n', 'packages/app/src/env.d.ts': `declare module '*?raw' { const s: string; export default s; }\n` } }, { 'packages/app/src/note.txt': () => 'two\n' }));
 });
 
+describe("vite library mode whose config keeps dependencies external (asked of vite's resolved config)", () => {
+  // As vite-plugin-externalize-deps does (and wrappers over it): `external` from the manifest's dependencies.
+  const VITE_EXT = `import { defineConfig } from 'vite';\nimport pkg from './package.json' with { type: 'json' };\nconst deps = Object.keys(pkg.dependencies ?? {});\nexport default defineConfig({ build: { lib: { entry: 'src/index.ts', formats: ['es'], fileName: 'index' }, minify: false, rollupOptions: { external: (id) => deps.some((d) => id === d || id.startsWith(d + '/')) } } });\n`;
+  const c: ToolCase = {
+    files: tsWorkspace({ 'packages/app/vite.config.ts': VITE_EXT }, 'vite build'),
+    builds: [['packages/app', ['vite', ['build', '--logLevel', 'error']]]],
+    spec: BUILD,
+  };
+  it("a private body edit in the dependency (external by vite's config): hit, equivalent output", () => expectHit('vite-ext-private', c, privateBody));
+  it('a signature edit in the dependency: miss', () => expectMiss('vite-ext-signature', c, signature));
+  it('the dependency moved to devDependencies (now bundled): a private body edit misses, and the output differs', async () => {
+    const dev: ToolCase = { ...c, files: tsWorkspace({ 'packages/app/vite.config.ts': VITE_EXT }, 'vite build', 'devDependencies') };
+    const r = await expectMiss('vite-ext-dev-private', dev, privateBody);
+    expect(r.judged.equal, 'vite bundles it now: its body is in the output').toBe(false);
+  });
+  it("the verdict is vite's, recorded in the key's components", async () => {
+    const root = join(await mkdtemp(join(tmpdir(), 'kiln-tools-vite-verdict-')), 'ws');
+    temps.push(dirname(root));
+    for (const [f, text] of Object.entries(c.files)) {
+      await mkdir(dirname(join(root, f)), { recursive: true });
+      await writeFile(join(root, f), text);
+    }
+    await linkNodeModules(root);
+    const keys = await computeWorkspaceKeys(root, { store: false, workers: 0, targets: { 'packages/app': [c.spec] } });
+    const t = keys.projects.find((p) => p.root === 'packages/app')!.targets!.build!;
+    expect(t.components).toMatchObject({ bundles: 'vite-config', viteExternal: ['@x/base'] });
+    expect(t.components.dependencies['@x/base']!.mode).toBe('surface');
+  });
+});
+
 describe('rollup (JavaScript, its config)', () => {
   const c: ToolCase = {
     files: {

@@ -98,6 +98,7 @@ export function explainToolKeyChange(before: ToolKeyComponents, after: ToolKeyCo
   for (const [f, change] of diffRecords(before.files, after.files)) out.push({ category: 'file', subject: f, change, detail: `file the tool can read ${change}` });
   if (before.command !== after.command) out.push({ category: 'command', subject: after.target, change: 'changed', detail: `${JSON.stringify(before.command)} → ${JSON.stringify(after.command)}` });
   if (before.bundles !== after.bundles) out.push({ category: 'command', subject: 'bundling', change: 'changed', detail: `workspace dependencies ${before.bundles} → ${after.bundles}` });
+  else if (JSON.stringify(before.viteExternal ?? []) !== JSON.stringify(after.viteExternal ?? [])) out.push({ category: 'command', subject: 'bundling', change: 'changed', detail: `kept external by vite's config: ${(before.viteExternal ?? []).join(', ') || 'none'} → ${(after.viteExternal ?? []).join(', ') || 'none'}` });
   for (const [t, change, a, b] of diffRecords(before.tools, after.tools)) out.push({ category: 'tool', subject: t, change, detail: `${t}: ${a ?? '-'} → ${b ?? '-'}` });
   for (const [t, change] of diffRecords(before.tsconfigs ?? {}, after.tsconfigs ?? {})) out.push({ category: 'tsconfig', subject: t, change, detail: `resolved compiler options of ${t} ${change}` });
   for (const [n, change] of diffRecords(before.env, after.env)) out.push({ category: 'env', subject: n, change, detail: `environment variable ${n} ${change === 'changed' ? 'has another value' : change}` });

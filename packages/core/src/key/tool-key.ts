@@ -37,6 +37,7 @@ import { externalKeyPart, type ExternalClosure, type Lockfile } from '../workspa
 import type { WorkspaceProject } from '../workspace/discover.js';
 import type { DependencySurface } from './unit-key.js';
 import { readTsconfig, type TsconfigView } from './tsconfig.js';
+import { plainViteBuild, viteExternals } from './vite-externals.js';
 import type { ReachResult } from './reach.js';
 
 /** What the caller knows of a target kiln does not run. */
@@ -75,7 +76,12 @@ const EXECUTOR_TOOLS: Record<string, string[]> = {
 };
 
 /** How a target's tool treats workspace dependencies. */
-export type BundlePolicy = 'never' | 'externalize-dependencies' | 'all';
+/**
+ * never: tsc; externalize-dependencies: tsdown/tsup (runtime dependencies external); vite-config: what
+ * the project's vite config externalises, asked of vite (key/vite-externals.ts; `viteExternal` lists
+ * it); all: anything may be bundled.
+ */
+export type BundlePolicy = 'never' | 'externalize-dependencies' | 'vite-config' | 'all';
 
 export interface ToolKeyComponents {
   schema: number;
@@ -89,6 +95,8 @@ export interface ToolKeyComponents {
   /** Every tsconfig under the project (a tool may be given any of them) → its resolved options' digest. */
   tsconfigs: Record<string, string>;
   bundles: BundlePolicy;
+  /** With `vite-config`: the workspace and runtime dependencies vite keeps external. */
+  viteExternal?: string[];
   env: Record<string, string>;
   declarations: Record<string, string>;
   modules: Record<string, string>;
@@ -390,7 +398,7 @@ export async function computeToolKey(input: ToolKeyInput): Promise<{ key: string
 
   const configTexts: string[] = [];
   for (const f of report.files) if (/(^|\/)(tsdown|tsup)\.config\.[cm]?[jt]s$/.test(f.path)) configTexts.push(await readFile(join(projectDir, f.path), 'utf8').catch(() => 'external'));
-  const bundles = bundlePolicy([...new Set(toolNames)], configTexts);
+  let bundles = bundlePolicy([...new Set(toolNames)], configTexts);
   const runtimeDeps = new Set(['dependencies', 'peerDependencies', 'optionalDependencies'].flatMap((k) => Object.keys((manifest[k] as Record<string, unknown> | undefined) ?? {})));
   const wsDeps = new Set(input.workspaceDependencies);
   for (const f of report.files) for (const p of f.external_packages) if (input.byName.has(p) && p !== project.name) wsDeps.add(p);
@@ -399,6 +407,21 @@ export async function computeToolKey(input: ToolKeyInput): Promise<{ key: string
   const executorPkg = spec.executor ? executorPackage(spec.executor) : undefined;
   if (executorPkg && input.byName.has(executorPkg) && executorPkg !== project.name) wsDeps.add(executorPkg);
   const external = new Set<string>(bundles === 'externalize-dependencies' ? [...runtimeDeps].filter((d) => d !== executorPkg) : []);
+  // vite (alone, or with tsc) run as a plain `vite build` with a config in the project: ask vite.
+  let viteExternal: string[] | undefined;
+  const toolSet = new Set(toolNames);
+  if (bundles === 'all' && toolSet.has('vite') && [...toolSet].every((t) => t === 'vite' || t === 'typescript') && !spec.executor && plainViteBuild(spec.script ? lifecycle.map((l) => String(scripts[l] ?? '')).join(' && ') : spec.command)) {
+    const config = report.files.map((f) => f.path).concat(input.others).find((f) => /^vite\.config\.[cm]?[jt]s$/.test(f));
+    if (config) {
+      const state = digestParts('kiln-vite-state/1', [JSON.stringify(sortRecord(tools)), JSON.stringify(closures), JSON.stringify(manifest), JSON.stringify(env)]);
+      const verdict = await viteExternals(workspaceRoot, project.root, [...new Set([...runtimeDeps, ...wsDeps])].filter((d) => d !== executorPkg), state);
+      if (!verdict.none) {
+        bundles = 'vite-config';
+        viteExternal = verdict.external;
+        for (const d of verdict.external) external.add(d);
+      }
+    }
+  }
   const dependencies: Record<string, DependencySurface> = {};
   for (const name of [...wsDeps].sort()) {
     if (name === executorPkg) dependencies[name] = await input.deps.bundleOf(name, new Set());
@@ -418,6 +441,7 @@ export async function computeToolKey(input: ToolKeyInput): Promise<{ key: string
     tools: sortRecord(tools),
     tsconfigs: sortRecord(tsconfigs),
     bundles,
+    ...(viteExternal ? { viteExternal } : {}),
     env,
     declarations: sortRecord(declarations),
     modules: sortRecord(modules),
