@@ -433,12 +433,13 @@ async function chmodAll(dir: string): Promise<void> {
  * Keys computed by a process that permission bits apply to. Root reads a chmod-000 file anyway, so as
  * root the computation runs in a child process as `nobody` (Node's spawn sets its uid); otherwise here.
  */
-function keysUnprivileged(dir: string): Pick<WorkspaceKeys, 'projects' | 'diagnostics'> | 'skip' {
+function keysUnprivileged(dir: string, targets?: Record<string, unknown[]>): Pick<WorkspaceKeys, 'projects' | 'diagnostics'> | 'skip' {
   const script = `import { computeWorkspaceKeys } from '@kiln/core';
-const r = await computeWorkspaceKeys(process.argv[1], { store: false, workers: 0 });
+const targets = process.argv[2] ? JSON.parse(process.argv[2]) : undefined;
+const r = await computeWorkspaceKeys(process.argv[1], { store: false, workers: 0, ...(targets ? { targets } : {}) });
 process.stdout.write(JSON.stringify({ projects: r.projects, diagnostics: r.diagnostics }));`;
   const asRoot = process.getuid?.() === 0;
-  const child = spawnSync(process.execPath, ['--input-type=module', '-e', script, dir], {
+  const child = spawnSync(process.execPath, ['--input-type=module', '-e', script, dir, ...(targets ? [JSON.stringify(targets)] : [])], {
     cwd: REPO,
     encoding: 'utf8',
     timeout: 120_000,
@@ -497,10 +498,42 @@ describe('opaque dependencies on bad input: coded diagnostics, no crash or hang,
     await chmod(lib, 0o000);
     const r2 = keysUnprivileged(dir) as Pick<WorkspaceKeys, 'projects' | 'diagnostics'>;
     expect(keyOf(r2)).not.toBe(keyOf(r1));
+    // A file edited in place inside it leaves the directory's own stamp as it was: the key never
+    // repeats while the directory cannot be listed (it once was keyed by that stamp: a wrong hit).
+    await chmod(lib, 0o755);
+    await writeFile(join(lib, 'extra.js'), 'exports.x = 2;\n');
+    await chmod(lib, 0o000);
+    const r2b = keysUnprivileged(dir) as Pick<WorkspaceKeys, 'projects' | 'diagnostics'>;
+    expect(keyOf(r2b)).not.toBe(keyOf(r2));
+    expect(keyOf(keysUnprivileged(dir) as Pick<WorkspaceKeys, 'projects' | 'diagnostics'>), 'nothing changed, still no repeat').not.toBe(keyOf(r2b));
     // The readable files still key semantically: the issue's edit moves it too.
     await edit(dir, 'packages/native/index.d.ts', (s) => s.replace('b: number): number;', 'b: number): string;'));
     const r3 = keysUnprivileged(dir) as Pick<WorkspaceKeys, 'projects' | 'diagnostics'>;
     expect(keyOf(r3)).not.toBe(keyOf(r2));
+  });
+
+  it("a directory nobody can list under a tool-keyed project: KILN_TOOL_INPUT_UNREADABLE, and that target's key never repeats", async () => {
+    const dir = workspace({
+      ...tsPackage('tool', [], { 'index.ts': 'export const one = 1;\n' }),
+    });
+    const manifest = JSON.parse(readFileSync(join(dir, 'packages/tool/package.json'), 'utf8'));
+    writeFileSync(join(dir, 'packages/tool/package.json'), JSON.stringify({ ...manifest, scripts: { build: 'node build.mjs' } }));
+    mkdirSync(join(dir, 'packages/tool/assets'));
+    writeFileSync(join(dir, 'packages/tool/assets/banner.txt'), 'v1\n');
+    await chmodAll(dir);
+    const targets = { 'packages/tool': [{ name: 'build', command: '', script: 'build', outputs: ['{projectRoot}/dist'] }] };
+    const toolKey = (r: Pick<WorkspaceKeys, 'projects'>) => r.projects.find((p) => p.root === 'packages/tool')?.targets?.build?.key;
+    const readable = keysUnprivileged(dir, targets);
+    if (readable === 'skip') return;
+    expect(toolKey(readable)).toMatch(/^[0-9a-f]{32}$/);
+    expect(toolKey(keysUnprivileged(dir, targets) as Pick<WorkspaceKeys, 'projects'>), 'readable: the key repeats').toBe(toolKey(readable));
+    await chmod(join(dir, 'packages/tool/assets'), 0o000);
+    const r1 = keysUnprivileged(dir, targets) as Pick<WorkspaceKeys, 'projects' | 'diagnostics'>;
+    const d = r1.projects.flatMap((p) => p.diagnostics).find((x) => x.code === 'KILN_TOOL_INPUT_UNREADABLE');
+    expect(d?.file).toBe('packages/tool/assets');
+    const r2 = keysUnprivileged(dir, targets) as Pick<WorkspaceKeys, 'projects' | 'diagnostics'>;
+    expect(toolKey(r2), 'unreadable: never the same key twice').not.toBe(toolKey(r1));
+    expect(JSON.stringify(r1)).not.toContain(tmp);
   });
 
   it('a 10 MB .d.ts: KILN_FILE_TOO_LARGE at its workspace path, digested by its bytes, so even a comment edit moves the key', async () => {

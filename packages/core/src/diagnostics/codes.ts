@@ -280,7 +280,7 @@ export const CODES = {
     severity: 'warning',
     title: 'A file a dependency ships could not be read',
     meaning:
-      'A file (or directory) shipped by a workspace package without a tsconfig could not be read, so its content cannot key its dependents. It is keyed by its size and modification time instead: any write to it moves their keys, and so does a fresh checkout.',
+      'A file (or directory) shipped by a workspace package without a tsconfig could not be read, so its content cannot key its dependents. A file is keyed by its size and modification time instead: any write to it moves their keys, and so does a fresh checkout. A directory that cannot be listed gives their keys a fresh value on every computation (a directory\'s stamp does not move when a file inside it is written): no cache hit until it can be read.',
     hint: 'Check the file\'s permissions (a build of a dependent that reads it would fail the same way), or stop shipping it.',
   },
   KILN_OPAQUE_UNSHIPPED_IMPORT: {
@@ -335,6 +335,13 @@ export const CODES = {
     meaning:
       'Declarations outside the broken region still get digests. Declarations that overlap it are marked unparseable and always count as changed, because their meaning cannot be known.',
     hint: 'Fix the syntax error reported at the given line and column.',
+  },
+  KILN_TOOL_INPUT_UNREADABLE: {
+    severity: 'warning',
+    title: 'A directory of a keyed target\'s project could not be listed',
+    meaning:
+      'The key of a target kiln does not run covers every file under its project. A directory that cannot be listed may hold anything the tool reads, so the key cannot vouch for it: it takes a fresh value on every computation, and the target is never a cache hit until the directory can be read.',
+    hint: 'Check the directory\'s permissions (the tool would fail to read it the same way), or move it out of the project.',
   },
   KILN_TSCONFIG_INVALID: {
     severity: 'error',

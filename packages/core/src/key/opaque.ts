@@ -27,8 +27,8 @@
  *     where a dependency cycle closes.
  */
 import { createReadStream } from 'node:fs';
-import { lstat, readdir } from 'node:fs/promises';
-import { createHash } from 'node:crypto';
+import { lstat } from 'node:fs/promises';
+import { createHash, randomUUID } from 'node:crypto';
 import { join, posix, relative, resolve, sep } from 'node:path';
 import type * as TS from 'typescript';
 import packlist from 'npm-packlist';
@@ -41,6 +41,7 @@ import { digestTree } from '../view/digest-tree.js';
 import { gitIgnoredPaths } from '../view/git-state.js';
 import type { DigestReport } from '../view/report.js';
 import type { WorkspaceProject } from '../workspace/discover.js';
+import { listFiles } from '../workspace/list-files.js';
 import type { DependencySurface } from './unit-key.js';
 
 /** What an opaque package ships, read once. */
@@ -171,7 +172,12 @@ async function readOpaque(workspaceRoot: string, project: WorkspaceProject, opti
         producer: 'key',
       }),
     );
-    for (const d of listed.unreadableDirs) parts.push(`unreadable-dir:${d}:${await unreadable(d, 'directory could not be listed')}`);
+    // A directory's stamp does not move when a file inside it is written: what it holds cannot be
+    // known, so the key never repeats (a fresh value) until it can be listed.
+    for (const d of listed.unreadableDirs) {
+      diagnostics.push(diagnostic('KILN_OPAQUE_UNREADABLE', `${at(d)}: the directory could not be listed; its dependents' keys never repeat (no cache hit) until it can be`, { file: at(d), producer: 'key' }));
+      parts.push(`unreadable-dir:${d}:${randomUUID()}`);
+    }
   }
   // The root manifest is keyed by its fields (opaqueSurface): a version bump is not a change.
   shipped = [...new Set(shipped)].filter((f) => f !== 'package.json').sort();
@@ -332,27 +338,12 @@ function packTree(dir: string, manifest: Record<string, unknown> | null): Parame
 }
 
 /** Every regular file under `dir` except node_modules and VCS folders; directories that cannot be listed. */
-async function listEverything(dir: string): Promise<{ files: string[]; unreadableDirs: string[] }> {
-  const files: string[] = [];
-  const unreadableDirs: string[] = [];
-  const walk = async (rel: string): Promise<void> => {
-    let entries;
-    try {
-      entries = await readdir(rel ? join(dir, rel) : dir, { withFileTypes: true });
-    } catch {
-      unreadableDirs.push(rel);
-      return;
-    }
-    for (const e of entries) {
-      const r = rel ? `${rel}/${e.name}` : e.name;
-      if (e.isDirectory()) {
-        if (e.name !== 'node_modules' && e.name !== '.git' && e.name !== '.hg' && e.name !== '.svn') await walk(r);
-      } else if (e.isFile()) files.push(r);
-    }
-  };
-  await walk('');
-  return { files: files.sort(), unreadableDirs: unreadableDirs.sort() };
+/** Everything under a package but version-control and dependency folders (workspace/list-files.ts). */
+function listEverything(dir: string): Promise<{ files: string[]; unreadableDirs: string[] }> {
+  return listFiles(dir, { skipDirNames: OPAQUE_SKIPPED_DIRS });
 }
+
+const OPAQUE_SKIPPED_DIRS = new Set(['node_modules', '.git', '.hg', '.svn']);
 
 async function hashFile(path: string): Promise<{ hash: string; binary: boolean }> {
   const h = createHash('sha256');

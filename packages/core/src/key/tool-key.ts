@@ -38,6 +38,8 @@ import type { WorkspaceProject } from '../workspace/discover.js';
 import type { DependencySurface } from './unit-key.js';
 import { readTsconfig, type TsconfigView } from './tsconfig.js';
 import { plainViteBuild, viteExternals } from './vite-externals.js';
+import { listFiles } from '../workspace/list-files.js';
+import { randomUUID } from 'node:crypto';
 import type { ReachResult } from './reach.js';
 
 /** What the caller knows of a target kiln does not run. */
@@ -156,35 +158,8 @@ export function toolOutputs(spec: ToolTargetSpec, manifest: Record<string, unkno
 }
 
 /** Every file under the project the tool could read, project-relative, sorted (no symlinked folders). */
-export async function listToolInputs(projectDir: string, outputs: readonly string[]): Promise<string[]> {
-  const skip = new Set(outputs);
-  const out: string[] = [];
-  const walk = async (rel: string): Promise<void> => {
-    let entries;
-    try {
-      entries = await readdir(rel ? join(projectDir, rel) : projectDir, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const e of entries) {
-      const path = rel ? `${rel}/${e.name}` : e.name;
-      if (e.isDirectory()) {
-        if (SKIPPED_DIRS.has(e.name) || skip.has(path)) continue;
-        await walk(path);
-      } else if (e.isFile() || e.isSymbolicLink()) {
-        if (e.isSymbolicLink()) {
-          try {
-            if (!(await stat(join(projectDir, path))).isFile()) continue;
-          } catch {
-            // a dangling link: listed, its content reads as missing
-          }
-        }
-        out.push(path);
-      }
-    }
-  };
-  await walk('');
-  return out.sort();
+export async function listToolInputs(projectDir: string, outputs: readonly string[]): Promise<{ files: string[]; unreadableDirs: string[] }> {
+  return listFiles(projectDir, { skipDirNames: SKIPPED_DIRS, skipPaths: new Set(outputs), fileLinks: true });
 }
 
 /** Sources of the listing (digested semantically) and the rest (by content). */
@@ -283,6 +258,8 @@ export interface ToolKeyInput {
   report: DigestReport;
   /** Non-source files of the listing (project-relative). */
   others: readonly string[];
+  /** Directories under the project that could not be listed (the key then never repeats). */
+  unreadableDirs?: readonly string[];
   tsconfig: TsconfigView | undefined;
   lockfile: Lockfile;
   byName: ReadonlyMap<string, WorkspaceProject>;
@@ -321,6 +298,9 @@ export async function computeToolKey(input: ToolKeyInput): Promise<{ key: string
   for (const f of input.others) files[f] = await contentHashOf(join(projectDir, f));
   for (const f of report.files) for (const a of f.asset_imports) files[a] ??= await contentHashOf(join(projectDir, a));
   for (const name of await rootConfigFiles(workspaceRoot)) files[`/${name}`] = await contentHashOf(join(workspaceRoot, name));
+  // A directory that could not be listed: what it holds cannot be known, so the key can never be
+  // vouched for — a fresh value each time (never a hit; the caller reports KILN_TOOL_INPUT_UNREADABLE).
+  for (const d of input.unreadableDirs ?? []) files[`${d || '.'}/`] = `unreadable-dir:${randomUUID()}`;
 
   // What runs.
   const scripts = (manifest.scripts as Record<string, unknown> | undefined) ?? {};

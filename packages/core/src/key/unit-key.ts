@@ -158,7 +158,7 @@ interface Prepared {
   /** What the project reaches beyond its named imports (computed once every project it reaches is prepared). */
   reach?: ReachResult;
   /** For targets kiln does not run: every source under the project (digested) and the other files, per target. */
-  tool?: Map<string, { report: DigestReport; others: string[]; reach?: ReachResult }>;
+  tool?: Map<string, { report: DigestReport; others: string[]; unreadableDirs: string[]; reach?: ReachResult }>;
   diagnostics: Diagnostic[];
 }
 
@@ -268,13 +268,14 @@ export async function computeWorkspaceKeys(workspaceRoot: string, options: Works
       prep.tool = new Map();
       const dir = join(workspaceRoot, p.root);
       for (const spec of specs) {
-        const { sources, others } = splitToolInputs(await listToolInputs(dir, toolOutputs(spec, p.manifest, prep.tsconfig)));
+        const listed = await listToolInputs(dir, toolOutputs(spec, p.manifest, prep.tsconfig));
+        const { sources, others } = splitToolInputs(listed.files);
         const report = await digestTree(dir, {
           files: sources,
           ...(options.store !== undefined ? { store: options.store } : {}),
           ...(options.workers === 0 ? { workers: 0 } : { pool: lazyPool }),
         });
-        prep.tool.set(spec.name, { report, others });
+        prep.tool.set(spec.name, { report, others, unreadableDirs: listed.unreadableDirs });
       }
     }
     // What a tool target's sources reach beyond named imports (a config importing ../../vite.shared.ts,
@@ -319,12 +320,17 @@ export async function computeWorkspaceKeys(workspaceRoot: string, options: Works
       const tool = prep.tool?.get(spec.name);
       if (!tool || !p.manifest) continue;
       for (const d of tool.report.diagnostics) result.diagnostics.push({ ...d, ...(d.file ? { file: posix.join(p.root, d.file) } : {}) });
+      for (const d of tool.unreadableDirs) {
+        const at = posix.join(p.root, d);
+        result.diagnostics.push(diagnostic('KILN_TOOL_INPUT_UNREADABLE', `${at}: the directory could not be listed; the ${spec.name} target's key never repeats (no cache hit) until it can be`, { file: at, producer: 'key' }));
+      }
       const t = await computeToolKey({
         workspaceRoot,
         project: p,
         spec,
         report: tool.report,
         others: tool.others,
+        unreadableDirs: tool.unreadableDirs,
         tsconfig: prep.tsconfig,
         lockfile,
         byName,
