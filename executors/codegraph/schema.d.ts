@@ -9,6 +9,8 @@ export interface CodegraphExecutorSchema {
   allowErrors?: boolean;
   /** The tsconfig to read, relative to the workspace root. */
   tsConfig?: string;
-  /** The kiln unit key, filled in by the plugin; hashed by Nx, ignored by the executor. */
+  /** kiln's toolchain versions, filled in by the plugin; hashed by Nx, ignored by the executor. */
+  toolchain?: string;
+  /** Deprecated: accepted and ignored. */
   kilnKey?: string;
 }

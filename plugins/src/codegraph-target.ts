@@ -4,10 +4,16 @@
  *
  * Its hash must cover everything the graph records, and a graph records more than a build reads:
  * spans (a comment edit moves them), the raw bytes of manifests (the snapshot identity), and what the
- * checker resolves in dependencies. So beside the kiln key (semantic digests, dependency closures,
- * toolchain, lockfile versions), the inputs are the raw files of the project and of every project it
- * depends on, the root tsconfigs, and the `.d.ts` its dependencies' builds emit (the checker reads
- * those through the packages' `exports`). Nothing is left to a custom hasher.
+ * checker resolves in dependencies. So the inputs are the raw files of the project and of every
+ * project it depends on, the root tsconfigs, the `.d.ts` its dependencies' builds emit (the checker
+ * reads those through the packages' `exports`) and — no `externalDependencies` input narrows them —
+ * every external package; the options carry kiln's toolchain (extractor, digest and graph schemas).
+ * Nothing is left to a custom hasher.
+ *
+ * Invariant: no per-state key in the options. Nx hashes every target's configuration into every task
+ * of the project (its ProjectConfiguration hash), so a key here would move the hash of the project's
+ * keyed build target too — a tool-keyed build whose key holds across a dependency's private edit
+ * reran because the codegraph's wider key moved (measured on TanStack/form).
  */
 import type { TargetConfiguration } from '@nx/devkit';
 
@@ -17,7 +23,7 @@ export function codegraphOutputFile(root: string): string {
   return `dist/codegraph/${root}/codegraph.jsonl`;
 }
 
-export function codegraphTarget(root: string, tsconfigName: string, kilnKey: string, buildTargetName: string): TargetConfiguration {
+export function codegraphTarget(root: string, tsconfigName: string, toolchain: string, buildTargetName: string): TargetConfiguration {
   return {
     executor: KILN_CODEGRAPH_EXECUTOR,
     inputs: [
@@ -32,7 +38,7 @@ export function codegraphTarget(root: string, tsconfigName: string, kilnKey: str
     options: {
       outputFile: codegraphOutputFile(root),
       tsConfig: `{projectRoot}/${tsconfigName}`,
-      kilnKey,
+      toolchain,
     },
     metadata: {
       description: 'kiln: export the code graph (JSONL: declarations with digests, imports, references, calls, diagnostics) as a cached build product',

@@ -212,7 +212,7 @@ export const createNodesV2: CreateNodesV2<KilnPluginOptions> = [
             else targets[buildName] = own;
           }
           const graphName = options?.codegraphTargetName ?? 'codegraph';
-          if (graphName !== false && !defs.has(graphName)) targets[graphName] = codegraphTarget(root, tsconfigOf(core, workspaceRoot, root, key, options), key.key, buildName);
+          if (graphName !== false && !defs.has(graphName)) targets[graphName] = codegraphTarget(root, tsconfigOf(core, workspaceRoot, root, key, options), `extractor${core.EXTRACTOR_VERSION}/digest${core.DIGEST_SCHEMA}/graph${core.GRAPH_SCHEMA_VERSION}`, buildName);
         }
         if (!Object.keys(targets).length) return [file, {}];
         return [file, { projects: { [root]: { targets, ...(tagged ? { tags: [KILN_KEYED_TAG] } : {}) } } }];

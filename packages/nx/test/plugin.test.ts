@@ -114,7 +114,7 @@ describe('createNodesV2', () => {
       outputs: ['{workspaceRoot}/dist/codegraph/{projectRoot}'],
       dependsOn: ['^build'],
       cache: true,
-      options: { outputFile: 'dist/codegraph/libs/left/codegraph.jsonl', tsConfig: '{projectRoot}/tsconfig.lib.json', kilnKey: left.build!.options.kilnKey },
+      options: { outputFile: 'dist/codegraph/libs/left/codegraph.jsonl', tsConfig: '{projectRoot}/tsconfig.lib.json', toolchain: expect.stringMatching(/^extractor\d+\/digest\d+\/graph\d+$/) },
     });
     const off = new Map(await fn(files, { codegraphTargetName: false, addBuildTargets: true }, { workspaceRoot: bare, nxJsonConfiguration: {} } as never));
     expect(Object.keys(off.get('libs/left/package.json')!.projects!['libs/left']!.targets!)).toEqual(['build']);
@@ -123,6 +123,24 @@ describe('createNodesV2', () => {
     expect(Object.keys(t).sort()).toEqual(['compile', 'graph']);
     expect(t.graph!.dependsOn).toEqual(['^compile']);
     expect(t.compile!.dependsOn).toEqual(['^compile']);
+  });
+
+  it("no per-state value in the codegraph target: Nx hashes every target's configuration into each task of the project", async () => {
+    // A body edit moves the project's unit key; if the codegraph carried it, the project's keyed build
+    // (whose own key may hold, e.g. a tool that keeps the edited dependency external) would rerun.
+    const [, fn] = createNodesV2;
+    const graphOf = async () => new Map(await fn(files, { addBuildTargets: true }, { workspaceRoot: bare, nxJsonConfiguration: {} } as never)).get('libs/base/package.json')!.projects!['libs/base']!.targets!;
+    const before = await graphOf();
+    const file = join(bare, 'libs/base/src/math.ts');
+    const text = await readFile(file, 'utf8');
+    await writeFile(file, text.replace('return n * 2;', 'return n + n;'));
+    try {
+      const after = await graphOf();
+      expect(after.build!.options.kilnKey, 'the edit moved the unit key').not.toBe(before.build!.options.kilnKey);
+      expect(after.codegraph).toEqual(before.codegraph);
+    } finally {
+      await writeFile(file, text);
+    }
   });
 
   it('createDependencies adds the workspace edges kiln resolved', async () => {
