@@ -49,7 +49,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
-import { nxHashes } from './lib/nx-emulation.mjs';
+import { lsTree as lsTreeOf, nxHashes } from './lib/nx-emulation.mjs';
 import { configInputs, ORACLE_TS_VERSION } from './lib/oracle-build.mjs';
 import { diskUsage } from './lib/install.mjs';
 import { blinded, calibrate, CALIBRATION_MIN, verdictOf } from './lib/oracle-verdict.mjs';
@@ -211,18 +211,7 @@ const FP = fingerprint();
 const recordDir = join(cache, 'records', FP);
 mkdirSync(recordDir, { recursive: true });
 
-function lsTree(sha) {
-  const out = execFileSync('git', ['--git-dir', repo, 'ls-tree', '-r', '-z', '--full-tree', sha], { maxBuffer: 1 << 28 });
-  const files = new Map();
-  for (const entry of out.toString('utf8').split('\0')) {
-    if (!entry) continue;
-    const tab = entry.indexOf('\t');
-    const [mode, type, oid] = entry.slice(0, tab).split(' ');
-    if (type !== 'blob' || mode === '120000') continue;
-    files.set(entry.slice(tab + 1), oid);
-  }
-  return files;
-}
+const lsTree = (sha) => lsTreeOf(repo, sha);
 
 /** Move a reusable checkout to `sha` (a private index; files not in the commit are removed). */
 function checkout(dir, index, sha) {

@@ -58,7 +58,8 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { installDependencies } from './lib/install.mjs';
-import { importedPackages, isExcludedFromProduction, isSourceFile, nxHashes, parsePnpmLock, pnpmPatterns, projectRoots } from './lib/nx-emulation.mjs';
+import { importedPackages, isExcludedFromProduction, isSourceFile, lsTree as lsTreeOf, nxHashes, parsePnpmLock, projectRoots, workspacePatterns } from './lib/nx-emulation.mjs';
+import { prng } from './lib/corpus.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -168,18 +169,7 @@ const FP = createHash('sha256')
 
 // ---------------------------------------------------------------- git helpers
 
-function lsTree(sha) {
-  const out = execFileSync('git', ['--git-dir', repo, 'ls-tree', '-r', '-z', '--full-tree', sha], { maxBuffer: 1 << 28 });
-  const files = new Map();
-  for (const entry of out.toString('utf8').split('\0')) {
-    if (!entry) continue;
-    const tab = entry.indexOf('\t');
-    const [mode, type, oid] = entry.slice(0, tab).split(' ');
-    if (type !== 'blob' || mode === '120000') continue;
-    files.set(entry.slice(tab + 1), oid);
-  }
-  return files;
-}
+const lsTree = (sha) => lsTreeOf(repo, sha);
 
 /** Move a reusable checkout to `sha` (a private index; tracked files not in the commit are removed). */
 function checkout(dir, sha) {
@@ -222,16 +212,7 @@ function emulate(sha, dir) {
  * and its dependencies name in their manifests or import from their production sources).
  */
 function emulationSets(files, readText, nx) {
-  const pnpm = readText('pnpm-workspace.yaml');
-  let patterns = pnpm !== undefined ? pnpmPatterns(pnpm) : [];
-  if (pnpm === undefined) {
-    try {
-      const ws = JSON.parse(readText('package.json') ?? '{}').workspaces;
-      patterns = Array.isArray(ws) ? ws : Array.isArray(ws?.packages) ? ws.packages : [];
-    } catch {
-      patterns = [];
-    }
-  }
+  const patterns = workspacePatterns(readText);
   const roots = projectRoots(files, patterns);
   const rootSet = new Set(roots);
   const prod = new Map(roots.map((r) => [r, []]));
@@ -294,17 +275,6 @@ function emulationSets(files, readText, nx) {
 
 // ---------------------------------------------------------------- sampling
 
-/** mulberry32 (as tools/lib/corpus.mjs). */
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const scanDir = join(work, 'scan');
 function emuAt(sha) {

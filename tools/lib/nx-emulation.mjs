@@ -31,6 +31,7 @@
  * project's lockfile importer (else the root importer); a name the lockfile does not resolve has no
  * external node in Nx's graph and adds nothing.
  */
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { posix } from 'node:path';
 import { isBuiltin } from 'node:module';
@@ -207,22 +208,47 @@ export function importedPackages(text) {
 // ---------------------------------------------------------------- the hash
 
 /**
+ * The workspace's package globs: pnpm-workspace.yaml's `packages`, else package.json `workspaces`
+ * (an array, or yarn's `{ packages }`).
+ * @param {(path: string) => string | undefined} readText file content at this commit
+ */
+export function workspacePatterns(readText) {
+  const pnpm = readText('pnpm-workspace.yaml');
+  if (pnpm !== undefined) return pnpmPatterns(pnpm);
+  try {
+    const ws = JSON.parse(readText('package.json') ?? '{}').workspaces;
+    return Array.isArray(ws) ? ws : Array.isArray(ws?.packages) ? ws.packages : [];
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Every regular file of a commit (no symbolic links, no submodules) → its blob id, from `git ls-tree`.
+ * @param {string} gitDir a git directory (bare is fine)
+ * @param {string} sha
+ */
+export function lsTree(gitDir, sha) {
+  const out = execFileSync('git', ['--git-dir', gitDir, 'ls-tree', '-r', '-z', '--full-tree', sha], { maxBuffer: 1 << 28 });
+  const files = new Map();
+  for (const entry of out.toString('utf8').split('\0')) {
+    if (!entry) continue;
+    const tab = entry.indexOf('\t');
+    const [mode, type, oid] = entry.slice(0, tab).split(' ');
+    if (type !== 'blob' || mode === '120000') continue;
+    files.set(entry.slice(tab + 1), oid);
+  }
+  return files;
+}
+
+/**
  * @param {Map<string,string>} files path → blob id (the whole commit)
  * @param {(path: string) => string | undefined} readText file content at this commit
  * @param {{ imports: Map<string,string[]>, locks: Map<string, any> }} caches by blob id
  * @returns {Map<string, {name, root, hasBuild, parts: Record<string,string>, hash, wsDeps: string[]}>}
  */
 export function nxHashes(files, readText, caches) {
-  const pnpm = readText('pnpm-workspace.yaml');
-  let patterns = pnpm !== undefined ? pnpmPatterns(pnpm) : [];
-  if (pnpm === undefined) {
-    try {
-      const ws = JSON.parse(readText('package.json') ?? '{}').workspaces;
-      patterns = Array.isArray(ws) ? ws : Array.isArray(ws?.packages) ? ws.packages : [];
-    } catch {
-      patterns = [];
-    }
-  }
+  const patterns = workspacePatterns(readText);
   const roots = projectRoots(files, patterns);
   const rootSet = new Set(roots);
   const owned = new Map(roots.map((r) => [r, []]));

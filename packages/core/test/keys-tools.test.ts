@@ -38,20 +38,26 @@ interface State {
   dir: string;
 }
 
-async function state(name: string, c: ToolCase, edit: Edit = {}): Promise<State> {
+/** The files in a fresh temp workspace, with the repository's node_modules linked; returns its root. */
+async function materialize(name: string, files: Files): Promise<string> {
   const root = join(await mkdtemp(join(tmpdir(), `kiln-tools-${name}-`)), 'ws');
   temps.push(dirname(root));
+  for (const [f, text] of Object.entries(files)) {
+    await mkdir(dirname(join(root, f)), { recursive: true });
+    await writeFile(join(root, f), text);
+  }
+  await linkNodeModules(root);
+  return root;
+}
+
+async function state(name: string, c: ToolCase, edit: Edit = {}): Promise<State> {
   const files = { ...c.files };
   for (const [f, change] of Object.entries(edit)) {
     const after = change(files[f]!);
     if (after === files[f]) throw new Error(`edit of ${f} changed nothing`);
     files[f] = after;
   }
-  for (const [f, text] of Object.entries(files)) {
-    await mkdir(dirname(join(root, f)), { recursive: true });
-    await writeFile(join(root, f), text);
-  }
-  await linkNodeModules(root);
+  const root = await materialize(name, files);
   // The key first: it must not depend on whether a build ran.
   const keys = await computeWorkspaceKeys(root, { store: false, workers: 0, targets: { 'packages/app': [c.spec] } });
   const app = keys.projects.find((p) => p.root === 'packages/app')!;
@@ -193,13 +199,7 @@ describe("vite library mode whose config keeps dependencies external (asked of v
     expect(r.judged.equal, 'vite bundles it now: its body is in the output').toBe(false);
   });
   it("the verdict is vite's, recorded in the key's components", async () => {
-    const root = join(await mkdtemp(join(tmpdir(), 'kiln-tools-vite-verdict-')), 'ws');
-    temps.push(dirname(root));
-    for (const [f, text] of Object.entries(c.files)) {
-      await mkdir(dirname(join(root, f)), { recursive: true });
-      await writeFile(join(root, f), text);
-    }
-    await linkNodeModules(root);
+    const root = await materialize('vite-verdict', c.files);
     const keys = await computeWorkspaceKeys(root, { store: false, workers: 0, targets: { 'packages/app': [c.spec] } });
     const t = keys.projects.find((p) => p.root === 'packages/app')!.targets!.build!;
     expect(t.components).toMatchObject({ bundles: 'vite-config', viteExternal: ['@x/base'] });
@@ -255,13 +255,7 @@ describe('plain tsc from a script (never bundles)', () => {
     spec: BUILD,
   };
   it('the tool and its version are in the key; tsc never bundles', async () => {
-    const root = join(await mkdtemp(join(tmpdir(), 'kiln-tools-tsc-words-')), 'ws');
-    temps.push(dirname(root));
-    for (const [f, text] of Object.entries(c.files)) {
-      await mkdir(dirname(join(root, f)), { recursive: true });
-      await writeFile(join(root, f), text);
-    }
-    await linkNodeModules(root);
+    const root = await materialize('tsc-words', c.files);
     const keys = await computeWorkspaceKeys(root, { store: false, workers: 0, targets: { 'packages/app': [c.spec] } });
     const t = keys.projects.find((p) => p.root === 'packages/app')!.targets!.build!.components;
     expect(t.tools).toEqual({ typescript: expect.stringMatching(/^\d+\.\d+\.\d+/) });
