@@ -341,7 +341,7 @@ export async function computeToolKey(input: ToolKeyInput): Promise<{ key: string
   for (const f of input.others) {
     if (!/(^|\/)tsconfig[^/]*\.json$/.test(f)) continue;
     try {
-      const view = readTsconfig(workspaceRoot, project.root, f);
+      const view = readTsconfig(workspaceRoot, project.root, f, { files: false });
       tsconfigs[f] = view.errors.length ? `errors:${files[f] ?? ''}` : view.optionsDigest;
     } catch {
       tsconfigs[f] = `unreadable:${files[f] ?? ''}`;

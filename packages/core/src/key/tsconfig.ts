@@ -54,13 +54,20 @@ export function findTsconfig(projectDir: string, preferred?: string): string | u
   return TSCONFIG_CANDIDATES.find((c) => existsSync(join(projectDir, c)));
 }
 
-export function readTsconfig(workspaceRoot: string, projectRoot: string, configFile: string): TsconfigView {
+/**
+ * A tsconfig as kiln keys it. With `files: false` the `include` globs are not expanded (`fileNames`
+ * and `outsideFiles` come back empty): for a caller that keys only the options — a tool key's other
+ * tsconfigs — the directory walk is most of the cost, and options never depend on it.
+ */
+export function readTsconfig(workspaceRoot: string, projectRoot: string, configFile: string, opts: { files?: boolean } = {}): TsconfigView {
   const ts = typescript();
+  const listFiles = opts.files !== false;
   const projectDir = join(workspaceRoot, projectRoot);
   const configPath = join(projectDir, configFile);
   const errors: string[] = [];
   const host: TS_ParseHost = {
     ...ts.sys,
+    ...(listFiles ? {} : { readDirectory: () => [] }),
     onUnRecoverableConfigFileDiagnostic: (d) => errors.push(ts.flattenDiagnosticMessageText(d.messageText, ' ')),
   };
   const extended = new Map<string, import('typescript').ExtendedConfigCacheEntry>();
@@ -72,6 +79,8 @@ export function readTsconfig(workspaceRoot: string, projectRoot: string, configF
     for (const e of parsed.errors) {
       // TS5023 "Unknown compiler option", TS5025 "… Did you mean …?": keyed raw below, not fatal here.
       if (e.code === 5023 || e.code === 5025) continue;
+      // TS18003 "No inputs were found": what an unlisted directory looks like; the listing caller reports it.
+      if (!listFiles && e.code === 18003) continue;
       errors.push(ts.flattenDiagnosticMessageText(e.messageText, ' '));
     }
     // Every config of the chain, in a stable order, with what it sets that the parse dropped. A value

@@ -28,7 +28,7 @@ import { manifestView, type ManifestView } from './manifest.js';
 import { DIGEST_SCHEMA, EXTRACTOR_VERSION } from '../version.js';
 import { recordComponents } from './records.js';
 import { computeReach, createReachCaches, type ReachResult } from './reach.js';
-import { typescript } from '../parse/typescript.js';
+import { saveCompilerCache, typescript } from '../parse/typescript.js';
 import { computeToolKey, listToolInputs, splitToolInputs, toolOutputs, type ToolKeyComponents, type ToolTargetSpec } from './tool-key.js';
 import { OpaquePackages, opaqueSurface } from './opaque.js';
 
@@ -347,6 +347,7 @@ export async function computeWorkspaceKeys(workspaceRoot: string, options: Works
     parsed += result.stats.parsed;
     projects.push(result);
   }
+  saveCompilerCache();
   return {
     kind: ws.kind,
     projects,
