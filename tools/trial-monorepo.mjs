@@ -15,7 +15,10 @@
  *      plain's build of that task in the same step when plain executed it, otherwise (or when that
  *      comparison differs) a `--skip-nx-cache` build of the task in the kiln clone;
  *   5. times `nx show projects` (the project graph, daemon off) right after a one-file edit in the base
- *      package, plain vs kiln, --reps runs each (median), as a ratio;
+ *      package, plain vs kiln, --reps runs each (median), as a ratio — beside two floors run in the plain
+ *      clone with one more plugin: a no-op plugin, and one that loads TypeScript and parses the edited
+ *      file (what any semantic plugin must do in the fresh process a daemon-off graph build gets) —
+ *      and again with the daemon on;
  *   6. prints a markdown table (and --json FILE writes everything).
  *
  * Usage: node tools/trial-monorepo.mjs --repo CHECKOUT --base packages/form-core
@@ -560,19 +563,57 @@ try {
 // ---------------------------------------------------------------------------------------------
 // 5. Project graph after a one-file edit (a new comment line each time, so nothing is memoised)
 
+// Two floors, run in the plain clone with one more plugin registered for the run (nx.json restored
+// after each): `noop` answers `{}` for every package.json (what any installed plugin costs: Nx 24 starts
+// a plugin worker process for it), `ts` also loads the workspace's TypeScript (with the compile cache
+// Nx enables in plugin workers) and parses the edited file — the least any plugin that reads what code
+// means must do after an edit, in the fresh process a graph build without the daemon gets.
+const FLOOR_PLUGIN = "kiln-trial-floor-plugin";
+const FLOOR_SOURCE = `// kiln trial: the floor of a plugin (tools/trial-monorepo.mjs)
+const { readFileSync } = require("node:fs");
+const { join } = require("node:path");
+exports.createNodesV2 = ["**/package.json", async (files, _options, context) => {
+  if (process.env.KILN_TRIAL_FLOOR === "ts") {
+    const ts = require(require.resolve("typescript", { paths: [context.workspaceRoot] }));
+    const f = join(context.workspaceRoot, ${JSON.stringify(targets.file)});
+    ts.createSourceFile(f, readFileSync(f, "utf8"), ts.ScriptTarget.Latest, true);
+  }
+  return files.map((f) => [f, {}]);
+}];
+`;
+async function withFloorPlugin(fn) {
+  const dir = clones.plain;
+  await mkdir(join(dir, "node_modules", FLOOR_PLUGIN), { recursive: true });
+  await writeFile(join(dir, "node_modules", FLOOR_PLUGIN, "package.json"), JSON.stringify({ name: FLOOR_PLUGIN, version: "0.0.0", main: "index.cjs" }));
+  await writeFile(join(dir, "node_modules", FLOOR_PLUGIN, "index.cjs"), FLOOR_SOURCE);
+  const nxJsonPath = join(dir, "nx.json");
+  const original = readFileSync(nxJsonPath, "utf8");
+  const nxJson = JSON.parse(original);
+  await writeFile(nxJsonPath, JSON.stringify({ ...nxJson, plugins: [...(nxJson.plugins ?? []), FLOOR_PLUGIN] }, null, 2));
+  try {
+    return await fn();
+  } finally {
+    await writeFile(nxJsonPath, original);
+  }
+}
+
 if (ERRORS.length === 0 && wanted.includes("graph") && !done("graph")) {
   try {
+    graph.floor = { noop: [], ts: [] };
     for (let i = 0; i < REPS; i++) {
-      for (const side of ["plain", "kiln"]) {
-        const f = join(clones[side], targets.file);
+      for (const side of ["plain", "noop", "ts", "kiln"]) {
+        const dir = side === "kiln" ? clones.kiln : clones.plain;
+        const f = join(dir, targets.file);
         await writeFile(
           f,
           `${readFileSync(f, "utf8")}// kiln trial: graph edit ${Date.now()}\n`,
         );
-        const r = await run(clones[side], "node", [NX, "show", "projects"], {
+        const once = () => run(dir, "node", [NX, "show", "projects"], {
           label: `graph-${side}-${i}`,
+          ...(side === "ts" ? { extraEnv: { KILN_TRIAL_FLOOR: "ts" } } : {}),
         });
-        graph[side].push(r.durationMs);
+        const r = side === "noop" || side === "ts" ? await withFloorPlugin(once) : await once();
+        (side === "plain" || side === "kiln" ? graph[side] : graph.floor[side]).push(r.durationMs);
         say(`${side}: nx show projects after an edit: ${r.durationMs} ms`);
       }
     }
@@ -637,6 +678,13 @@ if (graph.plain.length) {
   lines.push(
     `| \`nx show projects\` after a one-file edit, daemon off (median of ${graph.plain.length}) | ${sec(p)} | ${sec(k)} | ${(k / p).toFixed(2)}× | | |`,
   );
+  if (graph.floor?.noop.length) {
+    const n = median(graph.floor.noop);
+    const t = median(graph.floor.ts);
+    lines.push(
+      `| the same, floors: a no-op plugin / one that loads TypeScript and parses the edited file | ${sec(p)} | ${sec(n)} / ${sec(t)} | ${(n / p).toFixed(2)}× / ${(t / p).toFixed(2)}× | | kiln / TypeScript floor: ${(k / t).toFixed(2)}× |`,
+    );
+  }
   if (graph.daemon?.plain.length) {
     const dp = median(graph.daemon.plain);
     const dk = median(graph.daemon.kiln);
