@@ -78,7 +78,7 @@ export function explainKeyChange(before: KeyComponents, after: KeyComponents): K
     }
     out.push({ category: 'dependency', subject: dep, change, detail: surfaceDetail(a!, b!) });
   }
-  // What the build reaches without a named import (key/reach.ts): records made before it existed have none.
+  // What the build reaches without a named import (view/reach.ts): records made before it existed have none.
   for (const [request, change, a, b] of diffRecords(before.reach ?? {}, after.reach ?? {})) {
     out.push({ category: 'reach', subject: request, change, detail: change === 'changed' ? `now resolves to ${b} (was ${a})` : change === 'added' ? `new: resolves to ${b}` : `no longer made (resolved to ${a})` });
   }

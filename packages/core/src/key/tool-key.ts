@@ -40,7 +40,7 @@ import { readTsconfig, type TsconfigView } from './tsconfig.js';
 import { plainViteBuild, viteExternals } from './vite-externals.js';
 import { listFiles } from '../workspace/list-files.js';
 import { randomUUID } from 'node:crypto';
-import type { ReachResult } from './reach.js';
+import type { ReachResult } from '../view/reach.js';
 
 /** What the caller knows of a target kiln does not run. */
 export interface ToolTargetSpec {
@@ -266,7 +266,7 @@ export interface ToolKeyInput {
   deps: DependencyKeys;
   /** The project's workspace dependencies by manifest (all kinds), and those its sources import. */
   workspaceDependencies: readonly string[];
-  /** What the sources reach beyond named imports (key/reach.ts), when it could be computed. */
+  /** What the sources reach beyond named imports (view/reach.ts), when it could be computed. */
   reach?: ReachResult;
   keySchema: number;
   toolchain: string;

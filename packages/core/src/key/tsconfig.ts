@@ -44,7 +44,7 @@ export interface TsconfigView {
   references: string[];
   /**
    * The compiler's own parse, with absolute paths, for resolving modules the way the build will
-   * (key/reach.ts). Never serialised, never part of a key.
+   * (view/reach.ts). Never serialised, never part of a key.
    */
   compiler?: { options: import('typescript').CompilerOptions; projectReferences: readonly import('typescript').ProjectReference[]; configPath: string };
 }

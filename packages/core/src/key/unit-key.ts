@@ -16,19 +16,17 @@ import { isBuiltin } from 'node:module';
 import { join, posix } from 'node:path';
 import { diagnostic, type Diagnostic } from '../diagnostics/diagnostic.js';
 import { digestParts, sha256Hex } from '../digest/hash.js';
-import { digestTree } from '../view/digest-tree.js';
 import type { DigestReport } from '../view/report.js';
 import { computeClosures } from '../closure/closure.js';
-import { createDigestPool, defaultWorkerCount, type DigestPool } from '../pool/pool.js';
-import digestFile from '../pool/worker.js';
-import { discoverWorkspace, type WorkspaceProject } from '../workspace/discover.js';
-import { externalKeyPart, externalLabel, readLockfile, type ExternalClosure, type Lockfile } from '../workspace/lockfile.js';
-import { findTsconfig, readTsconfig, type TsconfigView } from './tsconfig.js';
+import type { WorkspaceProject } from '../workspace/discover.js';
+import { externalKeyPart, externalLabel, type ExternalClosure, type Lockfile } from '../workspace/lockfile.js';
+import type { TsconfigView } from './tsconfig.js';
 import { manifestView, type ManifestView } from './manifest.js';
 import { DIGEST_SCHEMA, EXTRACTOR_VERSION } from '../version.js';
 import { recordComponents } from './records.js';
-import { computeReach, createReachCaches, type ReachResult } from './reach.js';
-import { saveCompilerCache, typescript } from '../parse/typescript.js';
+import { createReachCaches, type ReachResult } from '../view/reach.js';
+import { WorkspaceView, workspaceDependencyNames, type PackageView } from '../view/workspace-view.js';
+import { saveCompilerCache } from '../parse/typescript.js';
 import { computeToolKey, listToolInputs, splitToolInputs, toolOutputs, type ToolKeyComponents, type ToolTargetSpec } from './tool-key.js';
 import { OpaquePackages, opaqueSurface } from './opaque.js';
 
@@ -70,7 +68,7 @@ export interface KeyComponents {
   /** Workspace dependency → its surface. */
   dependencies: Record<string, DependencySurface>;
   /**
-   * What the build reaches without a named import of a workspace package (key/reach.ts): request →
+   * What the build reaches without a named import of a workspace package (view/reach.ts): request →
    * what it landed on (`file:…`, `package:…`, `external:…`, `unresolved`). Files reached are in
    * `files`, packages in `dependencies`, external packages in `externals`.
    */
@@ -131,151 +129,39 @@ export interface WorkspaceKeyOptions {
   targets?: Record<string, ToolTargetSpec[]>;
 }
 
-/** Resolution for a JavaScript project without a tsconfig: what bundlers do (exports conditions, extensions, JSON). */
-function bundlerView(workspaceRoot: string, root: string): TsconfigView {
-  const ts = typescript();
-  return {
-    configFile: '',
-    options: {},
-    optionsDigest: '',
-    fileNames: [],
-    outsideFiles: [],
-    errors: [],
-    unknownOptions: [],
-    references: [],
-    compiler: {
-      options: { allowJs: true, checkJs: false, module: ts.ModuleKind.ESNext, moduleResolution: ts.ModuleResolutionKind.Bundler, resolveJsonModule: true, allowArbitraryExtensions: true },
-      projectReferences: [],
-      configPath: join(workspaceRoot, root, 'tsconfig.json'),
-    },
-  };
-}
-
-interface Prepared {
-  project: WorkspaceProject;
-  tsconfig?: TsconfigView;
-  report?: DigestReport;
-  /** What the project reaches beyond its named imports (computed once every project it reaches is prepared). */
-  reach?: ReachResult;
+/** A package as keys see it: the view's package, and the inputs of its targets kiln does not run. */
+interface Prepared extends PackageView {
   /** For targets kiln does not run: every source under the project (digested) and the other files, per target. */
   tool?: Map<string, { report: DigestReport; others: string[]; unreadableDirs: string[]; reach?: ReachResult }>;
-  diagnostics: Diagnostic[];
 }
-
-/** Misses of a key computation digested on the calling thread before a pool is started (see lazyPool). */
-const INLINE_MISSES = 16;
 
 export async function computeWorkspaceKeys(workspaceRoot: string, options: WorkspaceKeyOptions = {}): Promise<WorkspaceKeys> {
   const t0 = performance.now();
-  const ws = await discoverWorkspace(workspaceRoot);
-  const lockfile = await readLockfile(workspaceRoot);
+  const view = await WorkspaceView.open(workspaceRoot, {
+    ...(options.store !== undefined ? { store: options.store } : {}),
+    ...(options.workers !== undefined ? { workers: options.workers } : {}),
+    ...(options.tsconfigs ? { tsconfigs: options.tsconfigs } : {}),
+  });
+  const lockfile = view.lockfile;
+  const byName = view.byName;
   const wanted = options.roots ? new Set(options.roots.map((r) => r || '.')) : undefined;
-  const byName = new Map(ws.projects.map((p) => [p.name, p]));
-
-  // One pool for the whole workspace, started only if more files miss the store than are worth
-  // digesting on this thread: the usual warm run after an edit (one or a few files) would otherwise
-  // wait ~1–2 s for a worker to boot and load the compiler, which this thread has already loaded for
-  // the tsconfigs. Same function, same slices, either way.
-  let pool: DigestPool | undefined;
-  const threads = Math.max(1, options.workers ?? defaultWorkerCount());
-  let inlineLeft = options.workers === undefined ? INLINE_MISSES : 0;
-  const lazyPool: DigestPool = {
-    threads,
-    run: (task) => (!pool && inlineLeft-- > 0 ? digestFile(task) : (pool ??= createDigestPool(threads)).run(task)),
-    destroy: async () => undefined,
-  };
-
-  const prepared = new Map<string, Prepared>();
-  const prepare = (p: WorkspaceProject): Promise<Prepared> => {
-    const existing = preparing.get(p.root);
-    if (existing) return existing;
-    const job = (async (): Promise<Prepared> => {
-      const out: Prepared = { project: p, diagnostics: [] };
-      if (!p.manifest) return out;
-      const dir = join(workspaceRoot, p.root);
-      const configFile = findTsconfig(dir, options.tsconfigs?.[p.root]);
-      if (!configFile) return out;
-      out.tsconfig = readTsconfig(workspaceRoot, p.root, configFile);
-      for (const e of out.tsconfig.errors) {
-        out.diagnostics.push(diagnostic('KILN_TSCONFIG_INVALID', e, { file: posix.join(p.root, configFile), producer: 'key' }));
-      }
-      if (out.tsconfig.unknownOptions.length) {
-        const names = out.tsconfig.unknownOptions.map((o) => `'${o}'`).join(', ');
-        out.diagnostics.push(diagnostic('KILN_TSCONFIG_UNKNOWN_OPTION', `${names}: not an option of TypeScript ${typescript().version}; keyed by its raw value`, { file: posix.join(p.root, configFile), producer: 'key' }));
-      }
-      out.report = await digestTree(dir, {
-        files: out.tsconfig.fileNames,
-        ...(options.store !== undefined ? { store: options.store } : {}),
-        ...(options.workers === 0 ? { workers: 0 } : { pool: lazyPool }),
-      });
-      prepared.set(p.root, out);
-      return out;
-    })();
-    preparing.set(p.root, job);
-    return job;
-  };
-  const preparing = new Map<string, Promise<Prepared>>();
+  const selected = view.projects.filter((p) => !wanted || wanted.has(p.root));
+  const tools = new Map<string, NonNullable<Prepared['tool']>>();
 
   try {
-    // Every project a wanted project depends on (transitively) must be digested for its surface.
-    const selected = ws.projects.filter((p) => !wanted || wanted.has(p.root));
-    const closure = new Map<string, WorkspaceProject>();
-    const visit = (p: WorkspaceProject) => {
-      if (closure.has(p.root)) return;
-      closure.set(p.root, p);
-      for (const dep of workspaceDependencyNames(p, byName)) visit(byName.get(dep)!);
-    };
-    selected.forEach(visit);
-    let done = 0;
-    await Promise.all(
-      [...closure.values()].map(async (p) => {
-        await prepare(p);
-        options.onProgress?.(++done, closure.size);
-      }),
-    );
-    // What each project reaches beyond its named imports. A package reached only that way is prepared
-    // too (with its own dependencies), and every reach is computed again: whether a reached file is one
-    // of a package's sources depends on that package's digest report.
-    for (;;) {
-      const packages = ws.projects.map((p) => {
-        const prep = prepared.get(p.root);
-        const outputs = [prep?.tsconfig?.options.outDir, prep?.tsconfig?.options.declarationDir].filter((o): o is string => typeof o === 'string');
-        return { name: p.name, root: p.root, outputs, ...(prep?.report ? { sources: new Set(prep.report.files.map((f) => f.path)) } : {}) };
-      });
-      const reportOf = (name: string) => prepared.get(byName.get(name)?.root ?? '')?.report;
-      const more: WorkspaceProject[] = [];
-      const caches = createReachCaches();
-      for (const prep of prepared.values()) {
-        if (!prep.report || !prep.tsconfig) continue;
-        prep.reach = computeReach(workspaceRoot, prep.project.root, prep.report, prep.tsconfig, packages, reportOf, caches);
-        for (const name of prep.reach.packages.keys()) {
-          const q = byName.get(name);
-          if (q && !closure.has(q.root)) more.push(q);
-        }
-      }
-      if (!more.length) break;
-      const before = closure.size;
-      more.forEach(visit);
-      await Promise.all([...closure.values()].map((p) => prepare(p)));
-      if (closure.size === before) break;
-    }
+    // Every project a wanted project depends on or reaches must be digested for its surface.
+    await view.load(selected, options.onProgress);
     // Targets kiln does not run: everything under the project their tool can read.
     for (const p of selected) {
       const specs = options.targets?.[p.root];
       if (!specs?.length || !p.manifest) continue;
-      const prep = prepared.get(p.root) ?? { project: p, diagnostics: [] };
-      prepared.set(p.root, prep);
-      prep.tool = new Map();
+      const tool: NonNullable<Prepared['tool']> = new Map();
+      tools.set(p.root, tool);
       const dir = join(workspaceRoot, p.root);
       for (const spec of specs) {
-        const listed = await listToolInputs(dir, toolOutputs(spec, p.manifest, prep.tsconfig));
+        const listed = await listToolInputs(dir, toolOutputs(spec, p.manifest, view.packageAt(p.root)?.tsconfig));
         const { sources, others } = splitToolInputs(listed.files);
-        const report = await digestTree(dir, {
-          files: sources,
-          ...(options.store !== undefined ? { store: options.store } : {}),
-          ...(options.workers === 0 ? { workers: 0 } : { pool: lazyPool }),
-        });
-        prep.tool.set(spec.name, { report, others, unreadableDirs: listed.unreadableDirs });
+        tool.set(spec.name, { report: await view.digest(dir, sources), others, unreadableDirs: listed.unreadableDirs });
       }
     }
     // What a tool target's sources reach beyond named imports (a config importing ../../vite.shared.ts,
@@ -283,35 +169,32 @@ export async function computeWorkspaceKeys(workspaceRoot: string, options: Works
     // project without one, the bundler resolution the tools use.
     const toolCaches = createReachCaches();
     for (const p of selected) {
-      const prep = prepared.get(p.root);
-      if (!prep?.tool) continue;
-      const packages = ws.projects.map((q) => {
-        const qp = prepared.get(q.root);
-        const outputs = [qp?.tsconfig?.options.outDir, qp?.tsconfig?.options.declarationDir].filter((o): o is string => typeof o === 'string');
-        return { name: q.name, root: q.root, outputs, ...(qp?.report ? { sources: new Set(qp.report.files.map((f) => f.path)) } : {}) };
-      });
-      const reportOf = (name: string) => prepared.get(byName.get(name)?.root ?? '')?.report;
-      const view = prep.tsconfig ?? bundlerView(workspaceRoot, p.root);
-      for (const [name, t] of prep.tool) {
-        const reach = computeReach(workspaceRoot, p.root, t.report, view, packages, reportOf, toolCaches);
-        t.reach = reach;
-        for (const pkg of reach.packages.keys()) {
+      const tool = tools.get(p.root);
+      if (!tool) continue;
+      const packages = view.reachPackages();
+      const tsconfig = view.packageAt(p.root)?.tsconfig ?? view.bundlerTsconfig(p.root);
+      for (const t of tool.values()) {
+        t.reach = view.reach(p.root, t.report, tsconfig, toolCaches, packages);
+        for (const pkg of t.reach.packages.keys()) {
           const q = byName.get(pkg);
-          if (q && !closure.has(q.root)) visit(q);
+          if (q) view.include(q);
         }
       }
     }
-    await Promise.all([...closure.values()].map((p) => prepare(p)));
+    await view.prepareIncluded();
   } finally {
-    await pool?.destroy();
+    await view.close();
   }
 
+  const prepared = new Map<string, Prepared>();
+  for (const [root, pv] of view.packages) prepared.set(root, pv);
+  for (const [root, tool] of tools) prepared.set(root, { ...(prepared.get(root) ?? { project: view.projects.find((q) => q.root === root)!, diagnostics: [] }), tool });
   const opaque = new OpaquePackages(workspaceRoot, { ...(options.store !== undefined ? { store: options.store } : {}), ...(options.workers !== undefined ? { workers: options.workers } : {}) });
   const surfaces = new SurfaceCalculator(workspaceRoot, prepared, byName, lockfile, opaque);
   const projects: ProjectKey[] = [];
   let files = 0;
   let parsed = 0;
-  for (const p of ws.projects) {
+  for (const p of view.projects) {
     if (wanted && !wanted.has(p.root)) continue;
     const prep = prepared.get(p.root) ?? { project: p, diagnostics: [] };
     const result = await projectKey(workspaceRoot, prep, byName, lockfile, surfaces);
@@ -335,7 +218,7 @@ export async function computeWorkspaceKeys(workspaceRoot: string, options: Works
         lockfile,
         byName,
         deps: surfaces,
-        workspaceDependencies: workspaceDependencyNames(p, byName),
+        workspaceDependencies: view.dependencyNames(p),
         ...(tool.reach ? { reach: tool.reach } : {}),
         keySchema: KEY_SCHEMA,
         toolchain: `key${KEY_SCHEMA}/extractor${EXTRACTOR_VERSION}/digest${DIGEST_SCHEMA}`,
@@ -349,27 +232,17 @@ export async function computeWorkspaceKeys(workspaceRoot: string, options: Works
   }
   saveCompilerCache();
   return {
-    kind: ws.kind,
+    kind: view.kind,
     projects,
-    diagnostics: [...ws.diagnostics, ...lockfile.diagnostics, ...opaque.diagnostics(), ...surfaces.diagnostics],
+    diagnostics: [...view.diagnostics, ...opaque.diagnostics(), ...surfaces.diagnostics],
     stats: { projects: projects.length, files, parsed, ms: Math.round(performance.now() - t0) },
   };
-}
-
-/** Names of workspace packages a project depends on: manifest dependencies of any kind. */
-function workspaceDependencyNames(p: WorkspaceProject, byName: Map<string, WorkspaceProject>): string[] {
-  const m = p.manifest ?? {};
-  const names = new Set<string>();
-  for (const field of ['dependencies', 'devDependencies', 'peerDependencies', 'optionalDependencies']) {
-    for (const n of Object.keys((m[field] as Record<string, unknown> | undefined) ?? {})) if (byName.has(n) && n !== p.name) names.add(n);
-  }
-  return [...names].sort();
 }
 
 async function projectKey(
   workspaceRoot: string,
   prep: Prepared,
-  byName: Map<string, WorkspaceProject>,
+  byName: ReadonlyMap<string, WorkspaceProject>,
   lockfile: Lockfile,
   surfaces: SurfaceCalculator,
 ): Promise<ProjectKey> {
@@ -442,7 +315,7 @@ async function projectKey(
   const typesOption = prep.tsconfig.options.types;
   if (Array.isArray(typesOption)) for (const t of typesOption) externalNames.add(String(t).startsWith('@') ? String(t) : `@types/${t}`);
   else for (const t of lockfile.ambientTypes()) externalNames.add(t);
-  // What the build reaches without a named import (key/reach.ts): files by content, packages by
+  // What the build reaches without a named import (view/reach.ts): files by content, packages by
   // surface — or whole, where the build compiles their sources — and external packages by version.
   const reach: Record<string, string> = {};
   const wholeDeps = new Set<string>();
@@ -515,7 +388,7 @@ export function keyOf(c: KeyComponents): string {
  * importing it by name: augmentations (`declare global`, `declare module 'x'`) and every declaration
  * of a file that may be a script (global), with the full closure of what they mention; the content of
  * non-source files its sources import (a JSON module behind an inferred export); and what its sources
- * reach beyond named imports (key/reach.ts: files, packages, externals). Falls back to the whole
+ * reach beyond named imports (view/reach.ts: files, packages, externals). Falls back to the whole
  * package when its surface cannot be followed (unresolved re-exports, missing entry targets, cycles).
  */
 class SurfaceCalculator {
@@ -535,7 +408,7 @@ class SurfaceCalculator {
   constructor(
     private readonly workspaceRoot: string,
     private readonly prepared: Map<string, Prepared>,
-    private readonly byName: Map<string, WorkspaceProject>,
+    private readonly byName: ReadonlyMap<string, WorkspaceProject>,
     private readonly lockfile: Lockfile,
     private readonly opaque: OpaquePackages,
   ) {}

@@ -27,10 +27,10 @@ import { dirname, join, posix, relative, resolve, sep } from 'node:path';
 import type * as TS from 'typescript';
 import { sha256Hex } from '../digest/hash.js';
 import { typescript } from '../parse/typescript.js';
-import { packageOfSpecifier } from '../view/surface.js';
-import { resolveSpecifier } from '../view/resolve.js';
-import type { DigestReport } from '../view/report.js';
-import type { TsconfigView } from './tsconfig.js';
+import { packageOfSpecifier } from './surface.js';
+import { resolveSpecifier } from './resolve.js';
+import type { DigestReport } from './report.js';
+import type { TsconfigView } from '../key/tsconfig.js';
 
 /** How a workspace package is reached: its surface, or all of it (the build compiles its sources). */
 export type ReachMode = 'surface' | 'full';
