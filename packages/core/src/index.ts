@@ -55,7 +55,7 @@ export {
   type CompileResult,
   type BuildDiagnostic,
   type RelatedLocation,
-} from './build/compile.js';
+} from './compile/compile.js';
 export {
   compareOutputs,
   compareOutputFiles,
@@ -67,7 +67,7 @@ export {
   type OutputDifference,
   type DifferenceReason,
   type TokenAt,
-} from './build/equivalence.js';
+} from './compile/equivalence.js';
 export {
   planLayouts,
   manifestLeaves,
@@ -76,9 +76,9 @@ export {
   type LayoutPlan,
   type ModuleFormat,
   type PlanInput,
-} from './build/package-layout.js';
-export { blankNonMeaningfulComments, listComments, type BlankOptions, type CommentRange } from './build/blank-comments.js';
-export { checkAgainstFreshBuild, type FreshBuildCheck } from './build/soundness.js';
+} from './compile/package-layout.js';
+export { blankNonMeaningfulComments, listComments, type BlankOptions, type CommentRange } from './compile/blank-comments.js';
+export { checkAgainstFreshBuild, type FreshBuildCheck } from './compile/soundness.js';
 export { recordComponents, readComponents, recordBuilt, readBuilt, recordsDir, type BuiltRecord } from './key/records.js';
 export { explainKeyChange, explainToolKeyChange, type KeyChange, type ChangeCategory } from './key/explain.js';
 export { createGraphSession, exportGraph, forgetGraphMemos, GraphSession, graphText, type GraphExportOptions, type GraphExportPhases, type GraphExportResult } from './graph/export.js';

@@ -18,7 +18,7 @@ import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { dirname, relative, sep } from 'node:path';
 import type * as TS from 'typescript';
-import { resolveTypeScript } from '../build/compile.js';
+import { resolveTypeScript } from '../compile/compile.js';
 import { findTsconfig, TSCONFIG_CANDIDATES } from '../key/tsconfig.js';
 import type { Slice } from '../facts/slice.js';
 
