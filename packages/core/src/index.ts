@@ -29,7 +29,8 @@ export { sha256Hex, digestParts } from './digest/hash.js';
 export { discoverWorkspace, expandPatterns, parsePnpmWorkspace, type Workspace, type WorkspaceProject } from './workspace/discover.js';
 export { readLockfile, externalKeyPart, type Lockfile, type ExternalClosure, type ExternalKeyPart } from './workspace/lockfile.js';
 export { computeClosures, type ClosureResult, type ClosureFlavour } from './closure/closure.js';
-export { readTsconfig, findTsconfig, TSCONFIG_CANDIDATES, type TsconfigView } from './key/tsconfig.js';
+export { readTsconfig, findTsconfig, TSCONFIG_CANDIDATES, type TsconfigView } from './workspace/tsconfig.js';
+export { resolveTypeScript } from './workspace/typescript.js';
 export { commandWords, bundlePolicy, packageOfBin, toolOutputs, type ToolTargetSpec, type ToolKeyComponents, type BundlePolicy } from './key/tool-key.js';
 export { resolveManifestTarget } from './view/resolve.js';
 export { readTargetDefinitions, buildKeyTsconfig, declaredOutputs, outputsOverlap, KILN_BUILD_EXECUTOR, type TargetDefinition, type TargetDefinitions } from './workspace/target-definitions.js';
@@ -47,7 +48,6 @@ export {
 export {
   compileProject,
   resolveBuildOutputs,
-  resolveTypeScript,
   DEFAULT_BUILD_EXCLUDE,
   excluder,
   type BuiltLayout,

@@ -30,7 +30,7 @@ import { typescript } from '../parse/typescript.js';
 import { packageOfSpecifier } from '../view/surface.js';
 import { resolveSpecifier } from '../view/resolve.js';
 import type { DigestReport } from '../view/report.js';
-import type { TsconfigView } from './tsconfig.js';
+import type { TsconfigView } from '../workspace/tsconfig.js';
 
 /** How a workspace package is reached: its surface, or all of it (the build compiles its sources). */
 export type ReachMode = 'surface' | 'full';

@@ -23,7 +23,7 @@ import { createDigestPool, defaultWorkerCount, type DigestPool } from '../pool/p
 import digestFile from '../pool/worker.js';
 import { discoverWorkspace, type WorkspaceProject } from '../workspace/discover.js';
 import { externalKeyPart, externalLabel, readLockfile, type ExternalClosure, type Lockfile } from '../workspace/lockfile.js';
-import { findTsconfig, readTsconfig, type TsconfigView } from './tsconfig.js';
+import { findTsconfig, readTsconfig, type TsconfigView } from '../workspace/tsconfig.js';
 import { manifestView, type ManifestView } from './manifest.js';
 import { DIGEST_SCHEMA, EXTRACTOR_VERSION } from '../version.js';
 import { recordComponents } from './records.js';
