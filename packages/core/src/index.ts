@@ -16,10 +16,10 @@ export type { DigestReport, DeclarationRecord, FileRecord, DigestStats, EntryRec
 export { diffReports, type DiffResult, type DeclChange, type ModuleChange, type ChangeStatus, type DiffOptions } from './diff/diff.js';
 export { readSlice, type ReadResult } from './store/read-slice.js';
 export { writeSlice } from './store/write-slice.js';
-export { sliceKey, packKey, manifestKey, registryKey, viewIdOf, defaultStoreDir } from './store/format.js';
+export { sliceKey, packKey, manifestKey, registryKey, viewReportKey, viewIdOf, defaultStoreDir } from './store/format.js';
 export { encodePack, packItemOf, type PackItem, type PackRef } from './store/pack.js';
 export { readManifest, encodeManifest, decodeManifest, type Manifest, type ManifestEntry } from './store/manifest.js';
-export { readViewReport, reportInput, viewReportKey, type ReportInput } from './store/view-report.js';
+export { readViewReport, reportInput, type ReportInput } from './view/report-memo.js';
 export { collectGarbage, type GcOptions, type GcResult } from './store/gc.js';
 export { createDigestPool, withDigestPool, defaultWorkerCount, type DigestPool } from './pool/pool.js';
 export type { DigestTask, DigestTaskResult } from './pool/worker.js';

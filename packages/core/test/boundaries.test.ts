@@ -33,6 +33,19 @@ describe('boundaries', () => {
     expect(offenders).toEqual([]);
   });
 
+  it('packages/core/src/store/ holds bytes only: it imports no layer above it (view/, key/, compile/, graph/, …)', () => {
+    const offenders: string[] = [];
+    const files = sources(join(root, 'packages/core/src/store'));
+    expect(files.length).toBeGreaterThan(5);
+    for (const f of files) {
+      for (const m of readFileSync(f, 'utf8').matchAll(importRe)) {
+        const spec = m[1] ?? m[2] ?? m[3]!;
+        if (/^\.\.\/(view|diff|closure|key|compile|graph|pool|workspace)\//.test(spec)) offenders.push(`${f.slice(root.length + 1)} imports ${spec}`);
+      }
+    }
+    expect(offenders).toEqual([]);
+  });
+
   it('the CLI uses only the public entry of @kiln/core', () => {
     for (const f of sources(join(root, 'packages/cli/src'))) {
       for (const m of readFileSync(f, 'utf8').matchAll(importRe)) {
