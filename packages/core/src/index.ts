@@ -38,7 +38,6 @@ export { manifestView, fullManifestDigest, type ManifestView } from './key/manif
 export {
   computeWorkspaceKeys,
   keyOf,
-  KEY_SCHEMA,
   type KeyComponents,
   type ProjectKey,
   type WorkspaceKeys,
@@ -97,4 +96,4 @@ export { splitIdentifier, keywordsOf, identifiersOf } from './graph/query/terms.
 export { formatSummaryText, formatFindText, formatModuleText, formatNeighborsText } from './graph/query/text.js';
 export { checkFreshness, type Freshness, type FreshnessStatus } from './graph/context/freshness.js';
 export { contextPack, explainContext, formatExplanationText, MIN_BUDGET, type ContextRequest, type ContextOptions, type ContextResult, type ContextExplanation } from './graph/context/context-pack.js';
-export { estimateTokens, renderContextPack, CONTEXT_PACK_VERSION, type ContextPack, type PackedItem, type PackFormat } from './graph/context/pack.js';
+export { estimateTokens, renderContextPack, type ContextPack, type PackedItem, type PackFormat } from './graph/context/pack.js';

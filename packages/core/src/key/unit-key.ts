@@ -25,15 +25,12 @@ import { discoverWorkspace, type WorkspaceProject } from '../workspace/discover.
 import { externalKeyPart, externalLabel, readLockfile, type ExternalClosure, type Lockfile } from '../workspace/lockfile.js';
 import { findTsconfig, readTsconfig, type TsconfigView } from '../workspace/tsconfig.js';
 import { manifestView, type ManifestView } from './manifest.js';
-import { DIGEST_SCHEMA, EXTRACTOR_VERSION } from '../version.js';
+import { DIGEST_SCHEMA, EXTRACTOR_VERSION, KEY_SCHEMA } from '../version.js';
 import { recordComponents } from './records.js';
 import { computeReach, createReachCaches, type ReachResult } from './reach.js';
 import { saveCompilerCache, typescript } from '../parse/typescript.js';
 import { computeToolKey, listToolInputs, splitToolInputs, toolOutputs, type ToolKeyComponents, type ToolTargetSpec } from './tool-key.js';
 import { OpaquePackages, opaqueSurface } from './opaque.js';
-
-/** Version of the key composition itself: bump when what a key covers changes. */
-export const KEY_SCHEMA = 3;
 
 export interface DependencySurface {
   /** Digest of what a consumer of the package can observe. */

@@ -25,10 +25,7 @@ import { dropEntry, entryInfo, readEntry, writeEntry, type EntryInfo } from '../
 import { viewReportKey } from '../store/format.js';
 import type { PackageInfo } from './package.js';
 import type { DigestReport } from './report.js';
-import { DIGEST_REPORT_VERSION, EXTRACTOR_VERSION } from '../version.js';
-
-/** Layout of a memoised report entry. */
-const VIEW_REPORT_FORMAT = 1;
+import { DIGEST_REPORT_VERSION, EXTRACTOR_VERSION, VIEW_REPORT_FORMAT } from '../version.js';
 
 let fingerprint: string | undefined;
 /**
