@@ -3,7 +3,7 @@
  * every layout its `exports`/`main`/`module`/`types`/`bin` name (ESM and CommonJS, `.d.ts`/`.d.cts`),
  * JavaScript without non-meaningful comments, `.d.ts` with JSDoc, source maps; tests and tool configs
  * left out — into the target's declared outputs. Thin: normalise the options, make one core call
- * (`compileProject`, packages/core/src/build/), print its diagnostics, return `{ success }`.
+ * (`compileProject`, packages/core/src/compile/), print its diagnostics, return `{ success }`.
  *
  * No custom hasher (deprecated in Nx 24, removed in Nx 25): the kiln unit key reaches Nx's task hash
  * through the `kilnKey` option, which Nx hashes up front like every option; the executor ignores it.

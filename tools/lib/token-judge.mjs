@@ -1,7 +1,7 @@
 /**
  * The independent equivalence judge (issue 10, point 3): are two build outputs (a restored cache entry
  * and a fresh build) equivalent in the sense of SPEC §4? A second opinion next to kiln's own
- * `compareOutputs` (packages/core/src/build/equivalence.ts), which reuses kiln's extractor — so whatever
+ * `compareOutputs` (packages/core/src/compile/equivalence.ts), which reuses kiln's extractor — so whatever
  * the extractor ignores, kiln's key and kiln's judge both ignore. This judge shares no code with kiln:
  * it imports nothing from packages/*, only `typescript` (parser and scanner) and `prettier` (printer),
  * and every rule below is written here, from the specification, not from kiln's sources.

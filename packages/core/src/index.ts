@@ -16,10 +16,10 @@ export type { DigestReport, DeclarationRecord, FileRecord, DigestStats, EntryRec
 export { diffReports, type DiffResult, type DeclChange, type ModuleChange, type ChangeStatus, type DiffOptions } from './diff/diff.js';
 export { readSlice, type ReadResult } from './store/read-slice.js';
 export { writeSlice } from './store/write-slice.js';
-export { sliceKey, packKey, manifestKey, registryKey, viewIdOf, defaultStoreDir } from './store/format.js';
+export { sliceKey, packKey, manifestKey, registryKey, viewReportKey, viewIdOf, defaultStoreDir } from './store/format.js';
 export { encodePack, packItemOf, type PackItem, type PackRef } from './store/pack.js';
 export { readManifest, encodeManifest, decodeManifest, type Manifest, type ManifestEntry } from './store/manifest.js';
-export { readViewReport, reportInput, viewReportKey, type ReportInput } from './store/view-report.js';
+export { readViewReport, reportInput, type ReportInput } from './view/report-memo.js';
 export { collectGarbage, type GcOptions, type GcResult } from './store/gc.js';
 export { createDigestPool, withDigestPool, defaultWorkerCount, type DigestPool } from './pool/pool.js';
 export type { DigestTask, DigestTaskResult } from './pool/worker.js';
@@ -29,7 +29,8 @@ export { sha256Hex, digestParts } from './digest/hash.js';
 export { discoverWorkspace, expandPatterns, parsePnpmWorkspace, type Workspace, type WorkspaceProject } from './workspace/discover.js';
 export { readLockfile, externalKeyPart, type Lockfile, type ExternalClosure, type ExternalKeyPart } from './workspace/lockfile.js';
 export { computeClosures, type ClosureResult, type ClosureFlavour } from './closure/closure.js';
-export { readTsconfig, findTsconfig, TSCONFIG_CANDIDATES, type TsconfigView } from './key/tsconfig.js';
+export { readTsconfig, findTsconfig, TSCONFIG_CANDIDATES, type TsconfigView } from './workspace/tsconfig.js';
+export { resolveTypeScript } from './workspace/typescript.js';
 export { commandWords, bundlePolicy, packageOfBin, toolOutputs, type ToolTargetSpec, type ToolKeyComponents, type BundlePolicy } from './key/tool-key.js';
 export { resolveManifestTarget } from './view/resolve.js';
 export { readTargetDefinitions, buildKeyTsconfig, declaredOutputs, outputsOverlap, KILN_BUILD_EXECUTOR, type TargetDefinition, type TargetDefinitions } from './workspace/target-definitions.js';
@@ -37,7 +38,6 @@ export { manifestView, fullManifestDigest, type ManifestView } from './key/manif
 export {
   computeWorkspaceKeys,
   keyOf,
-  KEY_SCHEMA,
   type KeyComponents,
   type ProjectKey,
   type WorkspaceKeys,
@@ -47,7 +47,6 @@ export {
 export {
   compileProject,
   resolveBuildOutputs,
-  resolveTypeScript,
   DEFAULT_BUILD_EXCLUDE,
   excluder,
   type BuiltLayout,
@@ -55,7 +54,7 @@ export {
   type CompileResult,
   type BuildDiagnostic,
   type RelatedLocation,
-} from './build/compile.js';
+} from './compile/compile.js';
 export {
   compareOutputs,
   compareOutputFiles,
@@ -67,7 +66,7 @@ export {
   type OutputDifference,
   type DifferenceReason,
   type TokenAt,
-} from './build/equivalence.js';
+} from './compile/equivalence.js';
 export {
   planLayouts,
   manifestLeaves,
@@ -76,9 +75,9 @@ export {
   type LayoutPlan,
   type ModuleFormat,
   type PlanInput,
-} from './build/package-layout.js';
-export { blankNonMeaningfulComments, listComments, type BlankOptions, type CommentRange } from './build/blank-comments.js';
-export { checkAgainstFreshBuild, type FreshBuildCheck } from './build/soundness.js';
+} from './compile/package-layout.js';
+export { blankNonMeaningfulComments, listComments, type BlankOptions, type CommentRange } from './compile/blank-comments.js';
+export { checkAgainstFreshBuild, type FreshBuildCheck } from './compile/soundness.js';
 export { recordComponents, readComponents, recordBuilt, readBuilt, recordsDir, type BuiltRecord } from './key/records.js';
 export { explainKeyChange, explainToolKeyChange, type KeyChange, type ChangeCategory } from './key/explain.js';
 export { createGraphSession, exportGraph, forgetGraphMemos, GraphSession, graphText, type GraphExportOptions, type GraphExportPhases, type GraphExportResult } from './graph/export.js';
@@ -97,4 +96,4 @@ export { splitIdentifier, keywordsOf, identifiersOf } from './graph/query/terms.
 export { formatSummaryText, formatFindText, formatModuleText, formatNeighborsText } from './graph/query/text.js';
 export { checkFreshness, type Freshness, type FreshnessStatus } from './graph/context/freshness.js';
 export { contextPack, explainContext, formatExplanationText, MIN_BUDGET, type ContextRequest, type ContextOptions, type ContextResult, type ContextExplanation } from './graph/context/context-pack.js';
-export { estimateTokens, renderContextPack, CONTEXT_PACK_VERSION, type ContextPack, type PackedItem, type PackFormat } from './graph/context/pack.js';
+export { estimateTokens, renderContextPack, type ContextPack, type PackedItem, type PackFormat } from './graph/context/pack.js';

@@ -42,3 +42,40 @@ export const DIGEST_REPORT_VERSION = 1;
  * fields bumps it; readers refuse other versions rather than misread them.
  */
 export const GRAPH_SCHEMA_VERSION = 1;
+
+/**
+ * Version of the key composition (key/unit-key.ts, key/tool-key.ts): what a build or tool key covers
+ * and how its material is laid out. It is in every key's material and domain (`kiln-key/N`,
+ * `kiln-tool-key/N`) and in the recorded components, so a bump changes every key: each target misses
+ * the Nx cache once. Bump it whenever what a key covers changes.
+ */
+export const KEY_SCHEMA = 3;
+
+/**
+ * Layout of a memoised report entry in the store (view/report-memo.ts): written in each entry and
+ * hashed into its input digest. A bump makes every memoised report a miss (assembled again once and
+ * replaced); slices, packs, manifests and keys are untouched.
+ */
+export const VIEW_REPORT_FORMAT = 1;
+
+/**
+ * Format of the context pack (`kiln context pack`, graph/context/pack.ts): the compact text's header
+ * (`# kiln context pack v1`) and the JSON's `version`. Nothing is stored under it; a bump tells the
+ * pack's readers (a model's prompt, tools parsing the JSON) that the layout changed.
+ */
+export const CONTEXT_PACK_VERSION = 1;
+
+/**
+ * Format of the vite-externals verdict cache (node_modules/.cache/kiln, key/vite-externals.ts): a cache
+ * of another format is ignored. A bump costs each project one resolution of its vite config; keys are
+ * unchanged.
+ */
+export const VITE_VERDICT_FORMAT = 1;
+
+/**
+ * Format of the Nx plugin's graph memo (node_modules/.cache/kiln/graph-memo.json, plugins/src/index.ts):
+ * a memo of another format is ignored. A bump costs each workspace one computation of its project
+ * graph (keys included); the keys themselves are unchanged. The plugin's graph memo uses this constant
+ * (it must import it from @kiln/core rather than keep its own copy).
+ */
+export const GRAPH_MEMO_FORMAT = 4;

@@ -17,19 +17,28 @@ function sources(dir: string): string[] {
 
 const importRe = /(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|require\(\s*['"]([^'"]+)['"]\s*\)/g;
 
+/** `file imports spec` for every import of the .ts files under `dir` that `forbidden` matches. */
+function forbiddenImports(dir: string, minFiles: number, forbidden: (spec: string) => boolean): string[] {
+  const offenders: string[] = [];
+  const files = sources(join(root, dir));
+  expect(files.length).toBeGreaterThan(minFiles);
+  for (const f of files) {
+    for (const m of readFileSync(f, 'utf8').matchAll(importRe)) {
+      const spec = m[1] ?? m[2] ?? m[3]!;
+      if (forbidden(spec)) offenders.push(`${f.slice(root.length + 1)} imports ${spec}`);
+    }
+  }
+  return offenders;
+}
+
 describe('boundaries', () => {
   it('packages/core imports no @nx/*, nx, plugins/, executors/ or generators/', () => {
-    const offenders: string[] = [];
-    const files = sources(join(root, 'packages/core/src'));
-    expect(files.length).toBeGreaterThan(10);
-    for (const f of files) {
-      for (const m of readFileSync(f, 'utf8').matchAll(importRe)) {
-        const spec = m[1] ?? m[2] ?? m[3]!;
-        if (/^(@nx\/|nx($|\/))/.test(spec) || /(^|\/)(plugins|executors|generators)\//.test(spec) || spec.startsWith('@kiln/cli')) {
-          offenders.push(`${f.slice(root.length + 1)} imports ${spec}`);
-        }
-      }
-    }
+    const offenders = forbiddenImports('packages/core/src', 10, (spec) => /^(@nx\/|nx($|\/))/.test(spec) || /(^|\/)(plugins|executors|generators)\//.test(spec) || spec.startsWith('@kiln/cli'));
+    expect(offenders).toEqual([]);
+  });
+
+  it('packages/core/src/store/ holds bytes only: it imports no layer above it (view/, key/, compile/, graph/, …)', () => {
+    const offenders = forbiddenImports('packages/core/src/store', 5, (spec) => /^\.\.\/(view|diff|closure|key|compile|graph|pool|workspace)\//.test(spec));
     expect(offenders).toEqual([]);
   });
 

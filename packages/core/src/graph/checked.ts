@@ -18,8 +18,8 @@ import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { dirname, relative, sep } from 'node:path';
 import type * as TS from 'typescript';
-import { resolveTypeScript } from '../build/compile.js';
-import { findTsconfig, TSCONFIG_CANDIDATES } from '../key/tsconfig.js';
+import { resolveTypeScript } from '../workspace/typescript.js';
+import { findTsconfig, TSCONFIG_CANDIDATES } from '../workspace/tsconfig.js';
 import type { Slice } from '../facts/slice.js';
 
 /**

@@ -55,7 +55,7 @@ import { readPackageInfo, type PackageInfo } from '../view/package.js';
 import { resolveManifestTarget, resolveInTree } from '../view/resolve.js';
 import { ModuleExports, packageOfSpecifier, type ExportTable, type Target } from '../view/surface.js';
 import { discoverWorkspace } from '../workspace/discover.js';
-import { messageSanitizer } from '../build/compile.js';
+import { messageSanitizer } from '../workspace/messages.js';
 import { DIGEST_SCHEMA, EXTRACTOR_VERSION, GRAPH_SCHEMA_VERSION } from '../version.js';
 import { buildProgram, checkProgram, checkResolutionMemo, compilerResolve, createResolutionMemo, diagnosticFile, memoResolve, type ResolutionMemo, indexDecls, loadConfig, walkSites, type ConfigLoad, type DocLink, type FileDecls, type LoadedConfig, type LoadedProgram, type ProgramReuse, type Site } from './checked.js';
 import { ForeignSlices, implementationOf, inside, resolveMention, type SyntaxTarget } from './syntax.js';

@@ -2,7 +2,7 @@
  * Manifest relevance (SPEC §4): a build keys on the package.json fields that can reach its output —
  * `name`, `type`, `exports`/`main`/`module`/`types`/`typings`, `imports`, `sideEffects`, `bin` and
  * `publishConfig` (kiln's build writes every layout these name — publishConfig holds the entry points
- * pnpm and yarn publish in their place, see build/package-layout.ts), and the *names* of dependencies — never on `version`, `scripts`, version ranges (the workspace graph and the
+ * pnpm and yarn publish in their place, see compile/package-layout.ts), and the *names* of dependencies — never on `version`, `scripts`, version ranges (the workspace graph and the
  * lockfile resolve those) or unrelated devDependencies. A target that publishes the manifest keys on
  * all of it.
  */

@@ -36,7 +36,7 @@ import type { DigestReport } from '../view/report.js';
 import { externalKeyPart, type ExternalClosure, type Lockfile } from '../workspace/lockfile.js';
 import type { WorkspaceProject } from '../workspace/discover.js';
 import type { DependencySurface } from './unit-key.js';
-import { readTsconfig, type TsconfigView } from './tsconfig.js';
+import { readTsconfig, type TsconfigView } from '../workspace/tsconfig.js';
 import { plainViteBuild, viteExternals } from './vite-externals.js';
 import { listFiles } from '../workspace/list-files.js';
 import { randomUUID } from 'node:crypto';

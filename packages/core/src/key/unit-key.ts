@@ -20,18 +20,15 @@ import type { DigestReport } from '../view/report.js';
 import { computeClosures } from '../closure/closure.js';
 import type { WorkspaceProject } from '../workspace/discover.js';
 import { externalKeyPart, externalLabel, type ExternalClosure, type Lockfile } from '../workspace/lockfile.js';
-import type { TsconfigView } from './tsconfig.js';
+import type { TsconfigView } from '../workspace/tsconfig.js';
 import { manifestView, type ManifestView } from './manifest.js';
-import { DIGEST_SCHEMA, EXTRACTOR_VERSION } from '../version.js';
+import { DIGEST_SCHEMA, EXTRACTOR_VERSION, KEY_SCHEMA } from '../version.js';
 import { recordComponents } from './records.js';
 import { createReachCaches, type ReachResult } from '../view/reach.js';
 import { WorkspaceView, workspaceDependencyNames, type PackageView } from '../view/workspace-view.js';
 import { saveCompilerCache } from '../parse/typescript.js';
 import { computeToolKey, listToolInputs, splitToolInputs, toolOutputs, type ToolKeyComponents, type ToolTargetSpec } from './tool-key.js';
 import { OpaquePackages, opaqueSurface } from './opaque.js';
-
-/** Version of the key composition itself: bump when what a key covers changes. */
-export const KEY_SCHEMA = 3;
 
 export interface DependencySurface {
   /** Digest of what a consumer of the package can observe. */

@@ -18,9 +18,8 @@ import { readFileSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { sha256Hex } from '../digest/hash.js';
+import { VITE_VERDICT_FORMAT } from '../version.js';
 
-/** Format of the verdict cache; a cache of another format is ignored. */
-const CACHE_FORMAT = 1;
 /** The probe name a subpath import is asked with. */
 const SUBPATH = '__kiln_subpath__';
 const TIMEOUT_MS = 60_000;
@@ -101,10 +100,10 @@ export async function viteExternals(workspaceRoot: string, projectRoot: string, 
   const sorted = [...new Set(names)].sort();
   if (!sorted.length) return { external: [] };
   const cacheFile = join(workspaceRoot, 'node_modules', '.cache', 'kiln', 'vite-externals.json');
-  let cache: { format: number; projects: Record<string, CacheEntry> } = { format: CACHE_FORMAT, projects: {} };
+  let cache: { format: number; projects: Record<string, CacheEntry> } = { format: VITE_VERDICT_FORMAT, projects: {} };
   try {
     const read = JSON.parse(await readFile(cacheFile, 'utf8'));
-    if (read?.format === CACHE_FORMAT && read.projects && typeof read.projects === 'object') cache = read;
+    if (read?.format === VITE_VERDICT_FORMAT && read.projects && typeof read.projects === 'object') cache = read;
   } catch {
     // no cache yet, or unreadable: ask vite
   }

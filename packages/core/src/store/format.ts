@@ -24,7 +24,7 @@
  * content map: content hash → pack), so a new clone or worktree reuses what its siblings extracted;
  * that costs O(views) reads, once per run, and only when something missed the run's own manifest.
  *
- * Assembled reports — one entry per view (`kiln/v2/report/...`, store/view-report.ts): the report last
+ * Assembled reports — one entry per view (`kiln/v2/report/...`, view/report-memo.ts): the report last
  * assembled for it, with the digest of everything the assembly read; used only on an exact match.
  *
  * Single slices — `writeSlice`/`readSlice` keep the per-content API: a *loose* slice is a one-slice
@@ -75,6 +75,11 @@ export function manifestKey(viewId: string, digestSchema: number): string {
 
 export function registryKey(digestSchema: number): string {
   return `${NS}/views/x${EXTRACTOR_VERSION}/d${digestSchema}`;
+}
+
+/** Key of a view's memoised report (view/report-memo.ts says what the entry holds). */
+export function viewReportKey(viewId: string, digestSchema: number): string {
+  return `${NS}/report/x${EXTRACTOR_VERSION}/d${digestSchema}/${viewId}`;
 }
 
 /** Where the store lives: --store, then KILN_STORE, then the user cache directory. */

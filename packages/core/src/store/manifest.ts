@@ -21,6 +21,7 @@ import cacache from 'cacache';
 import type { Variant } from '../parse/language.js';
 import { EXTRACTOR_VERSION, STORE_FORMAT_VERSION } from '../version.js';
 import { manifestKey, registryKey } from './format.js';
+import { writeEntry } from './entry.js';
 import type { PackRef } from './pack.js';
 
 export interface ManifestEntry {
@@ -45,8 +46,6 @@ export type ManifestRead =
 
 const VARIANTS = new Set(['ts', 'tsx', 'dts', 'js', 'jsx']);
 const BLOB_ID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
-/** Every this many writes of one key, its cacache index bucket is compacted to its newest line. */
-const COMPACT_EVERY = 32;
 
 export function encodeManifest(m: Manifest, digestSchema: number): string {
   const files = [...m.files].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map(([rel, e]) => (e.blob ? [rel, e.contentHash, e.variant, e.pack, e.blob] : [rel, e.contentHash, e.variant, e.pack]));
@@ -120,8 +119,7 @@ export async function readManifest(storeDir: string, viewId: string, digestSchem
 export async function writeManifest(storeDir: string, viewId: string, digestSchema: number, text: string, previousWrites = 0): Promise<void> {
   const key = manifestKey(viewId, digestSchema);
   const writes = previousWrites + 1;
-  await cacache.put(storeDir, key, Buffer.from(text, 'utf8'), { metadata: { writes } });
-  if (writes % COMPACT_EVERY === 0) await compact(storeDir, key);
+  await writeEntry(storeDir, key, Buffer.from(text, 'utf8'), { writes });
 }
 
 // ------------------------------------------------------------------ registry of views
@@ -152,12 +150,7 @@ export async function registerView(storeDir: string, digestSchema: number, viewI
   if (at >= 0 && at < REGISTRY_LIMIT / 2) return; // known and recent enough: no write
   const next = [viewId, ...views.filter((v) => v !== viewId)].slice(0, REGISTRY_LIMIT);
   const key = registryKey(digestSchema);
-  await cacache.put(storeDir, key, Buffer.from(JSON.stringify({ kind: 'kiln-views', views: next }), 'utf8'), { metadata: { writes: writes + 1 } });
-  if ((writes + 1) % COMPACT_EVERY === 0) await compact(storeDir, key);
-}
-
-async function compact(storeDir: string, key: string): Promise<void> {
-  await cacache.index.compact(storeDir, key, (a: { key: string }, b: { key: string }) => a.key === b.key).catch(() => undefined);
+  await writeEntry(storeDir, key, Buffer.from(JSON.stringify({ kind: 'kiln-views', views: next }), 'utf8'), { writes: writes + 1 });
 }
 
 async function discard(storeDir: string, key: string, removeContent: boolean): Promise<void> {

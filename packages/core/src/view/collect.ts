@@ -61,7 +61,7 @@ export interface CollectOptions {
   diagnostics: Diagnostic[];
   /**
    * Asked when every file matched the store and nothing was reported, before any slice is read: true
-   * means the caller has its answer for exactly these contents (store/view-report.ts), and no slice
+   * means the caller has its answer for exactly these contents (view/report-memo.ts), and no slice
    * is decoded.
    */
   memo?: (files: { rel: string; contentHash: string; variant: Variant }[]) => Promise<boolean>;

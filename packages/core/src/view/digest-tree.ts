@@ -23,7 +23,7 @@ import { readPackageInfo, type PackageInfo } from './package.js';
 import { computeSurfaces, ModuleExports, packageOfSpecifier } from './surface.js';
 import { digestParts } from '../digest/hash.js';
 import { readManifest, type ManifestRead } from '../store/manifest.js';
-import { readViewReport, reportInput, viewReportWrites, writeViewReport, type ReportInput } from '../store/view-report.js';
+import { readViewReport, reportInput, viewReportWrites, writeViewReport, type ReportInput } from './report-memo.js';
 import type { DeclarationRecord, DigestReport, EntryRecord, FileRecord } from './report.js';
 
 export interface DigestTreeOptions {

@@ -30,7 +30,7 @@ import { typescript } from '../parse/typescript.js';
 import { packageOfSpecifier } from './surface.js';
 import { resolveSpecifier } from './resolve.js';
 import type { DigestReport } from './report.js';
-import type { TsconfigView } from '../key/tsconfig.js';
+import type { TsconfigView } from '../workspace/tsconfig.js';
 
 /** How a workspace package is reached: its surface, or all of it (the build compiles its sources). */
 export type ReachMode = 'surface' | 'full';

@@ -20,7 +20,7 @@ import digestFile from '../pool/worker.js';
 import { typescript } from '../parse/typescript.js';
 import { discoverWorkspace, type WorkspaceProject } from '../workspace/discover.js';
 import { readLockfile, type Lockfile } from '../workspace/lockfile.js';
-import { findTsconfig, readTsconfig, type TsconfigView } from '../key/tsconfig.js';
+import { findTsconfig, readTsconfig, type TsconfigView } from '../workspace/tsconfig.js';
 import { digestTree } from './digest-tree.js';
 import { computeReach, createReachCaches, type ReachCaches, type ReachPackage, type ReachResult } from './reach.js';
 import type { DigestReport } from './report.js';

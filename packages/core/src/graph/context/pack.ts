@@ -24,8 +24,8 @@ import { anchorOf, byCodePoint, declKindOf, declPathOf, isPublic, nameOf, packag
 import type { Freshness } from './freshness.js';
 import type { Candidate } from './rank.js';
 import type { SourceTree } from './source.js';
+import { CONTEXT_PACK_VERSION } from '../../version.js';
 
-export const CONTEXT_PACK_VERSION = 1;
 export const TOKEN_ESTIMATE = 'ceil(chars / 4)';
 
 /** Tokens of a text by the pack's estimate. */

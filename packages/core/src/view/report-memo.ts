@@ -11,26 +11,21 @@
  * upgrade (or any local rebuild that changes it) can never be answered by an older assembly. The bytes
  * are integrity-checked by cacache on read, and the entry must name this input and be a report of
  * this version; anything else is a miss (a damaged entry is removed), never a wrong report.
+ *
+ * What the entry means is decided here; the store only keeps its bytes (store/entry.ts, under
+ * store/format.ts's `viewReportKey`).
  */
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import cacache from 'cacache';
 import type { Diagnostic } from '../diagnostics/diagnostic.js';
 import type { Variant } from '../parse/language.js';
-import type { PackageInfo } from '../view/package.js';
-import type { DigestReport } from '../view/report.js';
-import { DIGEST_REPORT_VERSION, EXTRACTOR_VERSION, STORE_FORMAT_VERSION } from '../version.js';
-
-/** Layout of a memoised report entry. */
-const VIEW_REPORT_FORMAT = 1;
-/** Every this many writes of one view's entry, its cacache index bucket is compacted to its newest line. */
-const COMPACT_EVERY = 32;
-
-export function viewReportKey(viewId: string, digestSchema: number): string {
-  return `kiln/v${STORE_FORMAT_VERSION}/report/x${EXTRACTOR_VERSION}/d${digestSchema}/${viewId}`;
-}
+import { dropEntry, entryInfo, readEntry, writeEntry, type EntryInfo } from '../store/entry.js';
+import { viewReportKey } from '../store/format.js';
+import type { PackageInfo } from './package.js';
+import type { DigestReport } from './report.js';
+import { DIGEST_REPORT_VERSION, EXTRACTOR_VERSION, VIEW_REPORT_FORMAT } from '../version.js';
 
 let fingerprint: string | undefined;
 /**
@@ -69,9 +64,9 @@ export type ViewReportRead = { status: 'hit'; report: DigestReport; writes: numb
 /** The view's memoised report if it was assembled from exactly `input`; anything else is a miss. */
 export async function readViewReport(storeDir: string, viewId: string, digestSchema: number, input: string): Promise<ViewReportRead> {
   const key = viewReportKey(viewId, digestSchema);
-  let info: { metadata?: unknown } | null;
+  let info: EntryInfo | null;
   try {
-    info = (await cacache.get.info(storeDir, key)) as { metadata?: unknown } | null;
+    info = await entryInfo(storeDir, key);
   } catch {
     return { status: 'miss', writes: 0 };
   }
@@ -80,29 +75,24 @@ export async function readViewReport(storeDir: string, viewId: string, digestSch
   // The index line names the input: a different input costs no content read.
   if (!info || meta?.input !== input) return { status: 'miss', writes };
   try {
-    const got = (await cacache.get(storeDir, key)) as { data: Buffer; metadata?: unknown };
-    const j = JSON.parse(got.data.toString('utf8')) as { kind?: unknown; format?: unknown; input?: unknown; report?: DigestReport };
+    const j = JSON.parse((await readEntry(storeDir, key)).toString('utf8')) as { kind?: unknown; format?: unknown; input?: unknown; report?: DigestReport };
     const r = j?.report;
     if (j?.kind !== 'kiln-view-report' || j.format !== VIEW_REPORT_FORMAT || j.input !== input || !r || r.kind !== 'kiln-digest-report' || r.version !== DIGEST_REPORT_VERSION || !Array.isArray(r.declarations) || !Array.isArray(r.files)) {
       throw new Error('not a memoised report of this input');
     }
     return { status: 'hit', report: r, writes };
   } catch (e) {
-    const code = (e as { code?: string }).code;
     // Damaged or foreign: drop the entry (and bytes that failed their integrity check); reassemble.
-    await cacache.rm.entry(storeDir, key).catch(() => undefined);
-    if (code === 'EINTEGRITY' || code === 'EBADSIZE') {
-      const i = (info as { integrity?: string }).integrity;
-      if (i) await cacache.rm.content(storeDir, i).catch(() => undefined);
-    }
+    await dropEntry(storeDir, key, info.integrity, e);
     return { status: 'miss', writes };
   }
 }
 
 /** How many times the view's entry was written (0 when there is none). */
 export async function viewReportWrites(storeDir: string, viewId: string, digestSchema: number): Promise<number> {
-  const info = (await cacache.get.info(storeDir, viewReportKey(viewId, digestSchema)).catch(() => null)) as { metadata?: { writes?: unknown } } | null;
-  return typeof info?.metadata?.writes === 'number' ? info.metadata.writes : 0;
+  const info = await entryInfo(storeDir, viewReportKey(viewId, digestSchema)).catch(() => null);
+  const writes = (info?.metadata as { writes?: unknown } | undefined)?.writes;
+  return typeof writes === 'number' ? writes : 0;
 }
 
 /** Replace the view's memoised report (best effort: a failed write costs the next run an assembly). */
@@ -111,8 +101,5 @@ export async function writeViewReport(storeDir: string, viewId: string, digestSc
   const { stats: _stats, ...rest } = report;
   const writes = previousWrites + 1;
   const text = JSON.stringify({ kind: 'kiln-view-report', format: VIEW_REPORT_FORMAT, input, report: rest });
-  await cacache.put(storeDir, key, Buffer.from(text, 'utf8'), { metadata: { input, writes } });
-  if (writes % COMPACT_EVERY === 0) {
-    await cacache.index.compact(storeDir, key, (a: { key: string }, b: { key: string }) => a.key === b.key).catch(() => undefined);
-  }
+  await writeEntry(storeDir, key, Buffer.from(text, 'utf8'), { input, writes });
 }

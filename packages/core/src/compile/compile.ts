@@ -8,7 +8,7 @@
  *
  * - **Which compiler.** The workspace's own `typescript`, resolved from the project directory (what
  *   the lockfile pins, so a TypeScript upgrade changes the output and the key, SPEC §4), falling back
- *   to the one kiln ships. `result.typescript` says which version compiled.
+ *   to the one kiln ships (workspace/typescript.ts). `result.typescript` says which version compiled.
  *
  * - **Comments.** `removeComments: true` would drop `/*#__PURE__*\/`, `/*@__NO_SIDE_EFFECTS__*\/` and
  *   bundler magic comments, so the program is compiled with `removeComments: false` and comments are
@@ -53,14 +53,14 @@
  */
 import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type * as TS from 'typescript';
 import { diagnostic, type Diagnostic } from '../diagnostics/diagnostic.js';
 import type { DiagnosticCode } from '../diagnostics/codes.js';
-import { typescript as kilnTypescript } from '../parse/typescript.js';
 import { blankSourceFileComments } from './blank-comments.js';
-import { findTsconfig, TSCONFIG_CANDIDATES } from '../key/tsconfig.js';
+import { findTsconfig, TSCONFIG_CANDIDATES } from '../workspace/tsconfig.js';
+import { resolveTypeScript } from '../workspace/typescript.js';
+import { messageSanitizer } from '../workspace/messages.js';
 import picomatch from 'picomatch';
 import { planLayouts, type Layout, type ModuleFormat } from './package-layout.js';
 import { findCjsBlockers, indexOutputs, writeLayouts } from './formats.js';
@@ -146,24 +146,6 @@ export interface CompileResult {
 }
 
 const PRODUCER = 'build';
-
-/**
- * The TypeScript compiler a project builds with: the one its own dependencies resolve to (the
- * workspace's lockfile), else the one kiln ships.
- */
-export function resolveTypeScript(projectRoot: string): { ts: typeof TS; version: string; source: 'workspace' | 'kiln' } {
-  try {
-    const req = createRequire(join(resolve(projectRoot), '__kiln_resolve__.js'));
-    const path = req.resolve('typescript');
-    const own = createRequire(import.meta.url).resolve('typescript');
-    const ts = (path === own ? kilnTypescript() : req(path)) as typeof TS;
-    if (typeof ts.createProgram === 'function') return { ts, version: ts.version, source: 'workspace' };
-  } catch {
-    // not resolvable from the project: use kiln's own
-  }
-  const ts = kilnTypescript();
-  return { ts, version: ts.version, source: 'kiln' };
-}
 
 export async function compileProject(options: CompileOptions): Promise<CompileResult> {
   const projectRoot = resolve(options.projectRoot);
@@ -656,26 +638,6 @@ function location(ts: typeof TS, d: TS.Diagnostic, rel: (abs: string) => string)
     out.column = lc.character + 1;
   }
   return out;
-}
-
-/**
- * Compiler messages sometimes quote absolute paths ("File '/home/…/src/a.ts' is not under rootDir");
- * they are rewritten relative to `relativeTo`, so a diagnostic reads the same in every clone.
- */
-export function messageSanitizer(relativeTo: string): (message: string) => string {
-  const ancestors: string[] = [];
-  for (let d = relativeTo; dirname(d) !== d; d = dirname(d)) ancestors.push(d);
-  return (message) => {
-    let m = message;
-    for (const a of ancestors) {
-      if (!m.includes(a)) continue;
-      const r = toPosix(relative(relativeTo, a));
-      m = m.split(`${a}${sep}`).join(r ? `${r}/` : '');
-      if (sep !== '/') m = m.split(`${a}/`).join(r ? `${r}/` : '');
-      m = m.split(a).join(r || '.');
-    }
-    return m;
-  };
 }
 
 /** With `inlineSources`, the map must carry the authored text, not the blanked one the emitter saw. */
