@@ -50,6 +50,13 @@ import {
 const toPosix = (p: string) => p.split(sep).join('/');
 const SECTIONS = ['dependencies', 'devDependencies', 'optionalDependencies', 'peerDependencies'] as const;
 
+/** Where a file belongs: a module of this package or of another workspace package, or an external package (its id). */
+export interface Place {
+  external: boolean;
+  moduleId: string;
+  package: string;
+}
+
 /** What a Builder is built from. */
 export interface BuilderInput {
   /** The package root (absolute). */
@@ -146,15 +153,15 @@ export class Builder {
   }
 
   /** Where a resolved file belongs: a module of this package first, else wherever the locator says. */
-  private readonly places = new Map<string, { external: boolean; moduleId: string; package: string } | undefined>();
-  placeOf(absFile: string): { external: boolean; moduleId: string; package: string } | undefined {
+  private readonly places = new Map<string, Place | undefined>();
+  placeOf(absFile: string): Place | undefined {
     if (this.places.has(absFile)) return this.places.get(absFile);
     const p = this.placeOfUncached(absFile);
     this.places.set(absFile, p);
     return p;
   }
 
-  private placeOfUncached(absFile: string): { external: boolean; moduleId: string; package: string } | undefined {
+  private placeOfUncached(absFile: string): Place | undefined {
     const rel = toPosix(relative(this.root, absFile));
     if (!rel.startsWith('../') && this.slices.has(rel)) return { external: false, moduleId: this.modId(rel), package: this.pkg.name };
     const p = this.locator.place(absFile);

@@ -31,6 +31,11 @@
  *   package `exports` through node_modules links), with the file's tier; otherwise by kiln (relative
  *   paths, workspace packages by name through their package.json `exports`/`main`), `syntax_inferred`.
  *
+ * This module runs an export (digest, tsconfig, program, check, then the records); the records are
+ * built by builder.ts (package, files, declarations, exports), imports.ts with resolve.ts (imports),
+ * references.ts (sites and syntax references) and diagnostics.ts, into memo.ts's RecordSet; what a
+ * process keeps between exports is session.ts (per session) and resolve.ts (per process).
+ *
  * Invariants: the records are a function of the package's files, manifests and toolchain — byte-for-
  * byte identical for the same inputs, at any absolute path, with the store cold, warm or off; no
  * absolute path appears in any record.
