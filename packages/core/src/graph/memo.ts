@@ -21,8 +21,13 @@
  *   `MemoConflict` and the export is built again without the memo;
  * - kept records are frozen (deeply): neither a later export nor a caller holding a previous result
  *   can change them, so a kept JSONL line always matches its record.
+ *
+ * `RecordSet` is where an export's records are added (graph/builder.ts and the emitters beside it):
+ * it captures each group's records as they are built, replays kept groups, and enforces the two
+ * invariants above (a conflict throws, built groups are frozen when the export finishes). Without a
+ * memo it is a plain set of records by id, the first record of an id kept.
  */
-import { compareRecords, type GraphEdge, type GraphNode, type KnownRecord } from './records.js';
+import { compareRecords, edgeId, sortRecords, type GraphEdge, type GraphLanguage, type GraphNode, type KnownRecord, type Provenance } from './records.js';
 import type { Slice } from '../facts/slice.js';
 
 export type GroupRecord = GraphNode | GraphEdge;
@@ -71,6 +76,124 @@ export interface GraphMemo {
 
 export function createMemo(): GraphMemo {
   return { epoch: '', tables: new Map(), versions: 0, foreign: { print: '', version: 0 }, files: new Map(), lines: new WeakMap() };
+}
+
+/** An export's nodes and edges by id, and the memo's groups they are captured in and replayed from (see the header). */
+export class RecordSet {
+  readonly nodes = new Map<string, GraphNode>();
+  readonly edges = new Map<string, GraphEdge>();
+  /** Groups replayed from the memo. */
+  reused = 0;
+  /** The group being built, which every new record joins. */
+  private capture: Group<unknown> | null = null;
+  /** Groups built in this export: frozen when it finishes. */
+  private readonly built: Group<unknown>[] = [];
+
+  /** A session's groups of records of the previous export; only without a program. Dropped by `drop`. */
+  constructor(public memo: GraphMemo | undefined) {}
+
+  /** Use no memo in this export (and forget what it held). */
+  drop(): void {
+    const memo = this.memo;
+    if (!memo) return;
+    memo.files.clear();
+    memo.epoch = '';
+    this.memo = undefined;
+  }
+
+  /** A file's groups in the memo (which must exist). */
+  groupsOf(rel: string): FileGroups {
+    let g = this.memo!.files.get(rel);
+    if (!g) {
+      g = {};
+      this.memo!.files.set(rel, g);
+    }
+    return g;
+  }
+
+  /** The current version of a module's export table (-1 without a memo). */
+  tableVersion(rel: string): number {
+    return this.memo?.tables.get(rel)?.version ?? -1;
+  }
+
+  /** Build one group with `body`, its records captured; without a memo just run it. */
+  group<K>(key: K, body: () => void): Group<K> | undefined {
+    if (!this.memo) {
+      body();
+      return undefined;
+    }
+    const g: Group<K> = { key, nodes: [], edges: [] };
+    this.capture = g;
+    try {
+      body();
+    } finally {
+      this.capture = null;
+    }
+    this.built.push(g);
+    return g;
+  }
+
+  replay(g: Group<unknown>): void {
+    for (const n of g.nodes) {
+      if (this.nodes.has(n.id)) throw new MemoConflict(n.id);
+      this.nodes.set(n.id, n);
+    }
+    for (const e of g.edges) {
+      if (this.edges.has(e.id)) throw new MemoConflict(e.id);
+      this.edges.set(e.id, e);
+    }
+    this.reused++;
+  }
+
+  addNode(r: GraphNode): void {
+    const had = this.nodes.get(r.id);
+    if (had) {
+      if (this.memo && Object.isFrozen(had)) throw new MemoConflict(r.id);
+      return;
+    }
+    this.nodes.set(r.id, r);
+    this.capture?.nodes.push(r);
+  }
+
+  /** Add an edge; one already there (same kind, ends and provenance) is given to `merge` instead. */
+  addEdge<K extends GraphEdge['kind']>(
+    kind: K,
+    from: string,
+    to: string,
+    provenance: Provenance,
+    language: GraphLanguage,
+    extra: Omit<Extract<GraphEdge, { kind: K }>, 'kind' | 'id' | 'language' | 'provenance' | 'degraded' | 'from' | 'to'>,
+    merge?: (into: Extract<GraphEdge, { kind: K }>) => void,
+  ): void {
+    const id = edgeId(kind, from, to, provenance);
+    const had = this.edges.get(id) as Extract<GraphEdge, { kind: K }> | undefined;
+    if (had) {
+      if (this.memo && Object.isFrozen(had)) throw new MemoConflict(id);
+      merge?.(had);
+      return;
+    }
+    const e = { kind, id, language, provenance, degraded: false, from, to, ...extra } as unknown as GraphEdge;
+    this.edges.set(id, e);
+    this.capture?.edges.push(e);
+  }
+
+  /** Freeze the groups built, and the nodes and edges in canonical order (kept in the memo for the next export). */
+  finish(): { nodes: GraphNode[]; edges: GraphEdge[] } {
+    const memo = this.memo;
+    for (const g of this.built) {
+      for (const n of g.nodes) deepFreeze(n);
+      for (const e of g.edges) deepFreeze(e);
+    }
+    const nodes = sortKept([...this.nodes.values()], memo?.order?.nodes, memo?.order?.kept, sortRecords);
+    const edges = sortKept([...this.edges.values()], memo?.order?.edges, memo?.order?.kept, sortRecords);
+    if (memo) {
+      const kept = new Set<GraphNode | GraphEdge>();
+      for (const r of nodes) if (Object.isFrozen(r)) kept.add(r);
+      for (const r of edges) if (Object.isFrozen(r)) kept.add(r);
+      memo.order = { nodes, edges, kept };
+    }
+    return { nodes, edges };
+  }
 }
 
 /** Thrown when replaying would not give the records of a build without the memo (see the header). */

@@ -46,7 +46,7 @@ export interface DigestTreeOptions {
   /** Called as files complete. */
   onProgress?: (done: number, total: number) => void;
   /**
-   * Use and keep the view's memoised report (store/view-report.ts; default true with a store). Off,
+   * Use and keep the view's memoised report (view/report-memo.ts; default true with a store). Off,
    * every run decodes its slices and assembles.
    */
   reportMemo?: boolean;
@@ -156,7 +156,7 @@ export async function digestTree(target: string, options: DigestTreeOptions = {}
   const inScope = fileScope ? (rel: string) => fileScope.has(rel) : (rel: string) => targetRel === '' || rel.startsWith(`${targetRel}/`);
   const outDirs = await buildOutputDirs(packageRoot);
   // A warm run whose every file matches the view's manifest: the report assembled last time for
-  // exactly these contents, if there is one (store/view-report.ts); otherwise assembled below and kept.
+  // exactly these contents, if there is one (view/report-memo.ts); otherwise assembled below and kept.
   let memo: { input: string; writes: number; report?: DigestReport } | undefined;
   const memoOn = options.reportMemo !== false && options.closures !== false;
   const memoInput = (entries: ReportInput['files']) =>

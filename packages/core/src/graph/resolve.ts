@@ -1,0 +1,253 @@
+/**
+ * Import resolution for the codegraph: which file or package an import's specifier names. With a
+ * tsconfig, the compiler's module resolution first (tsconfig `paths`, package `exports` through
+ * node_modules links; with a program its own host, without one the answers kept per tsconfig,
+ * checked.ts ResolutionMemo); what it does not place, kiln resolves itself: relative paths in the
+ * package's tree, and workspace packages by name through their package.json `exports`/`main`
+ * (`WorkspaceMap`, graph/locate.ts findWorkspaceRoot). Where a resolved file belongs (this package's
+ * module, another workspace package's, or an external package) is the builder's `placeOf`.
+ *
+ * Invariants: an answer is a function of the package's files, manifests and the workspace's files:
+ * what is kept for the life of the process (workspace maps by workspace root, resolution answers by
+ * tsconfig) is validated before use (size and modification time of what it was read from) and never
+ * changes an answer; `forgetGraphMemos` drops it. A bare specifier means the same file from every
+ * importer; a relative one is resolved against its importer. No answer holds an absolute path that a
+ * record could show: targets are module or package ids.
+ */
+import { statSync } from 'node:fs';
+import { dirname, join, posix, resolve, sep } from 'node:path';
+import type { ImportNode, ImportForm } from './records.js';
+import { packageId } from './records.js';
+import { readPackageInfo, type PackageInfo } from '../view/package.js';
+import { buildOutputDirs } from '../view/files.js';
+import { resolveManifestTarget, resolveInTree } from '../view/resolve.js';
+import { packageOfSpecifier } from '../view/surface.js';
+import { discoverWorkspace } from '../workspace/discover.js';
+import { checkResolutionMemo, compilerResolve, createResolutionMemo, memoResolve, type ResolutionMemo } from './checked.js';
+import { findWorkspaceRoot } from './locate.js';
+import { inside } from './syntax.js';
+import type { Builder } from './builder.js';
+
+const toPosix = (p: string) => p.split(sep).join('/');
+
+/** One specifier of one file: its import, re-export and dynamic import statements merged. */
+export interface PendingImport {
+  rel: string;
+  specifier: string;
+  forms: Set<ImportForm>;
+  typeOnly: boolean;
+  bindings: { imported: string; local: string; type_only: boolean }[];
+  reexports: { imported: string; exported: string }[];
+  reexportAll: boolean;
+}
+
+/** How a pending import resolved. */
+export interface ImportAnswer {
+  target: string | null;
+  external: boolean;
+  by: ImportNode['resolved_by'];
+  /** The file a bare specifier resolved to: a file of this package, or another's (absolute). */
+  found?: { own?: string; abs?: string };
+}
+
+/** Workspace packages by name, for bare specifiers kiln resolves itself. */
+export type WorkspaceMap = Map<string, { root: string; info: PackageInfo; outDirs: string[] }>;
+
+/** Workspace maps by workspace root, for the life of the process (loadWorkspace). */
+const workspaceMemos = new Map<string, { stamp: string; roots: string[]; map: WorkspaceMap }>();
+
+/** The compiler's module resolution answers by tsconfig, for the life of the process (checked.ts ResolutionMemo). */
+const resolutionMemos = new Map<string, ResolutionMemo>();
+
+/**
+ * Forget what this process keeps between exports outside sessions (workspace maps, module resolution
+ * answers): the next export reads everything again. Kept answers are validated before use, so this is
+ * never needed for correctness; tests use it to compare with an export that remembers nothing.
+ */
+export function forgetGraphMemos(): void {
+  workspaceMemos.clear();
+  resolutionMemos.clear();
+}
+
+/** The module resolution answers kept for a tsconfig (checked before the first is used). */
+export function resolutionMemoOf(configPath: string): ResolutionMemo {
+  let m = resolutionMemos.get(configPath);
+  if (!m) {
+    m = createResolutionMemo();
+    resolutionMemos.set(configPath, m);
+  }
+  return m;
+}
+
+/**
+ * Workspace packages by name, for bare specifiers kiln resolves itself: the workspace's packages,
+ * and this one if it is not among them. The workspace's map is kept for the process (by workspace
+ * root) while every file it was read from, and the directories packages are listed in, has the same
+ * size and modification time (workspaceStamp).
+ */
+export async function loadWorkspace(root: string): Promise<WorkspaceMap> {
+  const wsRoot = findWorkspaceRoot(root);
+  let base: WorkspaceMap = new Map();
+  let roots: string[] = [];
+  const kept = wsRoot ? workspaceMemos.get(wsRoot) : undefined;
+  if (kept && kept.stamp === workspaceStamp(wsRoot, kept.roots)) {
+    base = kept.map;
+    roots = kept.roots;
+  } else if (wsRoot) {
+    const before = workspaceStamp(wsRoot, []);
+    try {
+      const ws = await discoverWorkspace(wsRoot);
+      for (const p of ws.projects) roots.push(join(wsRoot, p.root));
+    } catch {
+      // no workspace: only this package
+    }
+    // Stamped before the manifests are read: a change while they are read makes the next run read again.
+    const stamp = workspaceStamp(wsRoot, roots);
+    for (const r of roots) {
+      const info = await readPackageInfo(r);
+      if (!info.found || info.invalid) continue;
+      if (!base.has(info.name)) base.set(info.name, { root: r, info, outDirs: await buildOutputDirs(r) });
+    }
+    if (before === workspaceStamp(wsRoot, [])) workspaceMemos.set(wsRoot, { stamp, roots, map: base });
+  }
+  if (roots.includes(root)) return base;
+  const info = await readPackageInfo(root);
+  if (!info.found || info.invalid || base.has(info.name)) return base;
+  return new Map(base).set(info.name, { root, info, outDirs: await buildOutputDirs(root) });
+}
+
+/** Size and modification time of every file a workspace map is read from, and of the directories holding the packages. */
+function workspaceStamp(wsRoot: string | undefined, roots: string[]): string {
+  const paths: string[] = [];
+  if (wsRoot) paths.push(join(wsRoot, 'package.json'), join(wsRoot, 'pnpm-workspace.yaml'), join(wsRoot, 'nx.json'));
+  for (const r of roots) {
+    paths.push(dirname(r), join(r, 'package.json'), join(r, 'tsconfig.json'), join(r, 'tsconfig.lib.json'), join(r, 'tsconfig.build.json'));
+  }
+  return paths
+    .map((p) => {
+      try {
+        const st = statSync(p);
+        return `${st.mtimeMs}:${st.size}`;
+      } catch {
+        return '-';
+      }
+    })
+    .join('|');
+}
+
+/** One export's import resolution: answers for its pending imports, with per-export caches. */
+export class ImportResolver {
+  /** Whether `resolutions` was checked against the file system in this export (once, before its first use). */
+  private resolutionsChecked = false;
+  private readonly bare = new Map<string, string | undefined>();
+  private readonly isFile = new Map<string, boolean>();
+
+  constructor(
+    private readonly b: Builder,
+    private readonly workspace: WorkspaceMap,
+    /** The module resolution answers kept for this tsconfig; only without a program. */
+    private readonly resolutions: ResolutionMemo | undefined,
+  ) {}
+
+  /** How a pending import resolved: its target, and the file behind a bare specifier. */
+  answer(p: PendingImport): ImportAnswer {
+    const b = this.b;
+    const abs = join(b.root, p.rel);
+    let target: string | null = null;
+    let external = false;
+    let by: ImportNode['resolved_by'] = 'none';
+    const resolver = b.loaded ?? b.config;
+    let compiled: string | undefined;
+    if (resolver && this.resolutions && !b.loaded) {
+      if (!this.resolutionsChecked) {
+        checkResolutionMemo(this.resolutions, JSON.stringify([resolver.configPath, b.manifests]));
+        this.resolutionsChecked = true;
+      }
+      compiled = memoResolve(resolver, this.resolutions, abs, p.specifier);
+    } else if (resolver) compiled = compilerResolve(resolver, abs, p.specifier);
+    const compiledPlace = compiled ? b.placeOf(compiled) : undefined;
+    let file: string | undefined;
+    if (compiledPlace) {
+      by = 'compiler';
+      external = compiledPlace.external;
+      target = compiledPlace.external ? packageId(packageOfSpecifier(p.specifier)) : compiledPlace.moduleId;
+      if (!compiledPlace.external) file = compiled;
+    } else {
+      const own = this.kilnResolve(p.rel, p.specifier);
+      const ownPlace = own ? b.placeOf(own) : undefined;
+      if (ownPlace && !ownPlace.external) {
+        by = 'kiln';
+        target = ownPlace.moduleId;
+        file = own;
+      } else if (!p.specifier.startsWith('.') && !p.specifier.startsWith('#') && !p.specifier.startsWith('/')) {
+        by = 'kiln';
+        const name = packageOfSpecifier(p.specifier);
+        external = !this.workspace.has(name);
+        target = packageId(name);
+      }
+    }
+    let found: ImportAnswer['found'];
+    if (file !== undefined && !p.specifier.startsWith('.')) {
+      const ownRel = inside(b.root, file);
+      found = ownRel !== undefined && b.slices.has(ownRel) ? { own: ownRel } : { abs: file };
+    }
+    return { target, external, by, found };
+  }
+
+  private kilnResolve(rel: string, specifier: string): string | undefined {
+    if (specifier.startsWith('./') || specifier.startsWith('../') || specifier === '.' || specifier === '..') {
+      const hit = this.b.modules.resolve(rel, specifier);
+      if (hit) return join(this.b.root, hit);
+      const abs = resolve(this.b.root, dirname(rel), specifier);
+      const base = dirname(abs);
+      const found = resolveInTree(posix.basename(toPosix(abs)), this.existsIn(base));
+      return found ? join(base, found) : undefined;
+    }
+    if (specifier.startsWith('#') || specifier.startsWith('node:')) return undefined;
+    // A bare specifier means the same file from every importer.
+    if (this.bare.has(specifier)) return this.bare.get(specifier);
+    const found = this.kilnResolveBare(specifier);
+    this.bare.set(specifier, found);
+    return found;
+  }
+
+  /** A set-like view of the files under a directory (stat once per path and export), for resolveInTree. */
+  private existsIn(dir: string): ReadonlySet<string> {
+    return {
+      has: (p: string) => {
+        const abs = join(dir, p);
+        let v = this.isFile.get(abs);
+        if (v === undefined) {
+          try {
+            v = statSync(abs).isFile();
+          } catch {
+            v = false;
+          }
+          this.isFile.set(abs, v);
+        }
+        return v;
+      },
+    } as ReadonlySet<string>;
+  }
+
+  private kilnResolveBare(specifier: string): string | undefined {
+    const name = packageOfSpecifier(specifier);
+    const ws = this.workspace.get(name);
+    if (!ws) return undefined;
+    const sub = `.${specifier.slice(name.length)}`;
+    const entry = ws.info.entries.find((e) => e.subpath === sub);
+    const inTree = this.existsIn(ws.root);
+    if (entry) {
+      for (const t of entry.targets) {
+        const f = resolveManifestTarget(t, inTree, ws.outDirs);
+        if (f) return join(ws.root, f);
+      }
+      return undefined;
+    }
+    if (sub !== '.' && !ws.info.entries.length) {
+      const f = resolveInTree(sub.slice(2), inTree);
+      if (f) return join(ws.root, f);
+    }
+    return undefined;
+  }
+}
