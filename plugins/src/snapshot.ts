@@ -180,7 +180,10 @@ export function snapshot(workspaceRoot: string, skip: string[], probes: string[]
 // kiln's code: stamped once per process, as loaded
 
 const SELF = fileURLToPath(import.meta.url);
-/** This module's stamp when it was loaded (a later rebuild must not pass for the code that runs). */
+/**
+ * This module's stamp when it was loaded (a later rebuild must not pass for the code that runs). The
+ * plugin's modules are loaded together (index.js imports them all), so one stands for the others.
+ */
 const selfAtLoad = (() => {
   try {
     return stampOf(fsSync.statSync(SELF, { bigint: true }), nowNs()).text;
