@@ -14,7 +14,8 @@
 import type { ExecutorContext } from '@nx/devkit';
 import { compileProject, diagnostic, recordBuilt, resolveBuildOutputs, type BuildDiagnostic, type CompileOptions } from '@kiln/core';
 import type { BuildExecutorSchema } from './schema.js';
-import { normalizeOptions, outputsCover, sharedOutputs, toWorkspacePath } from './lib/normalize-options.js';
+import { outputsCover } from '../lib/outputs.js';
+import { normalizeOptions, sharedOutputs, toWorkspacePath } from './lib/normalize-options.js';
 
 export default async function buildExecutor(options: BuildExecutorSchema, context: ExecutorContext): Promise<{ success: boolean }> {
   const o = normalizeOptions(options, context);

@@ -11,7 +11,7 @@ import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { dirname, relative, sep } from 'node:path';
 import type { ExecutorContext } from '@nx/devkit';
 import { exportGraph, formatDiagnostic, graphText } from '@kiln/core';
-import { outputsCover } from '../build/lib/normalize-options.js';
+import { outputsCover } from '../lib/outputs.js';
 import type { CodegraphExecutorSchema } from './schema.js';
 import { normalizeOptions } from './lib/normalize-options.js';
 

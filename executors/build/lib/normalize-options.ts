@@ -4,6 +4,7 @@
  */
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import type { ExecutorContext } from '@nx/devkit';
+import { interpolateOutput } from '../../lib/outputs.js';
 import type { BuildExecutorSchema } from '../schema.js';
 
 export interface NormalizedBuildOptions {
@@ -47,37 +48,6 @@ export function normalizeOptions(options: BuildExecutorSchema, context: Executor
     out.declaredOutputs = outputs.map((o) => interpolateOutput(o, project.root, projectName, options as Record<string, unknown>));
   }
   return out;
-}
-
-/** `{workspaceRoot}`, `{projectRoot}`, `{projectName}` and `{options.x}` in a declared output. */
-export function interpolateOutput(output: string, projectRoot: string, projectName: string, options: Record<string, unknown>): string {
-  const negated = output.startsWith('!');
-  let o = negated ? output.slice(1) : output;
-  o = o
-    .replace(/^\{workspaceRoot\}\/?/, '')
-    .replace(/\{projectRoot\}/g, projectRoot)
-    .replace(/\{projectName\}/g, projectName)
-    .replace(/\{options\.([\w-]+)\}/g, (_, k: string) => String(options[k] ?? ''));
-  o = o.replace(/^\.\//, '').replace(/\/+$/, '');
-  return negated ? `!${o}` : o;
-}
-
-/**
- * Whether the declared outputs capture a directory the build writes (workspace-relative): some
- * output is that directory or one of its ancestors. `unknown` when only glob outputs could match.
- */
-export function outputsCover(declared: string[], dir: string): 'yes' | 'no' | 'unknown' {
-  const d = dir.split(sep).join('/').replace(/\/+$/, '');
-  let globs = false;
-  for (const o of declared) {
-    if (o.startsWith('!')) continue;
-    if (/[*?{[]/.test(o)) {
-      globs = true;
-      continue;
-    }
-    if (o === '' || o === '.' || d === o || d.startsWith(`${o}/`)) return 'yes';
-  }
-  return globs ? 'unknown' : 'no';
 }
 
 export function toWorkspacePath(workspaceRoot: string, abs: string): string {

@@ -82,7 +82,8 @@ describe('executors.json', () => {
 });
 
 describe('normalizeOptions', async () => {
-  const { normalizeOptions, interpolateOutput, outputsCover, sharedOutputs } = (await import(join(REPO, 'packages/nx/dist/executors/build/lib/normalize-options.js'))) as typeof import('../lib/normalize-options.js');
+  const { normalizeOptions, sharedOutputs } = (await import(join(REPO, 'packages/nx/dist/executors/build/lib/normalize-options.js'))) as typeof import('../lib/normalize-options.js');
+  const { interpolateOutput, outputsCover } = (await import(join(REPO, 'packages/nx/dist/executors/lib/outputs.js'))) as typeof import('../../lib/outputs.js');
   const context = (outputs?: string[]) =>
     ({
       root: '/ws',

@@ -4,7 +4,7 @@
  */
 import { relative, resolve } from 'node:path';
 import type { ExecutorContext } from '@nx/devkit';
-import { interpolateOutput } from '../../build/lib/normalize-options.js';
+import { interpolateOutput } from '../../lib/outputs.js';
 import type { CodegraphExecutorSchema } from '../schema.js';
 
 export interface NormalizedCodegraphOptions {

@@ -14,7 +14,7 @@
  * belongs to the protocol — the server never prints.
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult, ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, ReadResourceResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
 import {
   checkFreshness,
@@ -115,6 +115,17 @@ function sourceOf(g: LoadedGraph) {
   return g.sourceDir ? { sourceDir: g.sourceDir } : {};
 }
 
+/** One tool of the server: its name, its MCP config (input schema as a zod shape) and what answers it. */
+interface ToolDef<S extends z.ZodRawShape> {
+  name: string;
+  config: { title: string; description: string; inputSchema: S; annotations: ToolAnnotations };
+  handler: (args: z.infer<z.ZodObject<S>>) => Promise<CallToolResult>;
+}
+type Tool = ToolDef<z.ZodRawShape>;
+
+/** A tool for the table: typed against its own schema here, registered with the others in one loop. */
+const tool = <S extends z.ZodRawShape>(def: ToolDef<S>): Tool => def as unknown as Tool;
+
 export function createKilnMcpServer(opts: KilnMcpOptions): McpServer {
   if (opts.graph === undefined && opts.dir === undefined) throw new Error('kiln mcp needs a graph file or a package directory');
   const state = new GraphState(opts);
@@ -129,174 +140,146 @@ export function createKilnMcpServer(opts: KilnMcpOptions): McpServer {
   const budget = z.number().int().min(64).max(200_000).optional().describe(`token budget of the pack, estimated as ceil(chars / 4) (default ${DEFAULT_BUDGET})`);
   const format = z.enum(['compact', 'json']).optional().describe('compact text for reading (default) or JSON');
   const explain = z.boolean().optional().describe('add why-lines: seed, path from the seed, score factors');
+  const qformat = z.enum(['text', 'json']).optional().describe('text (default) or JSON');
 
-  server.registerTool(
-    'context_for_task',
-    {
-      title: 'Context for a task',
-      description:
-        'The declarations of the package most relevant to a task, ranked (graph proximity to what the task names, provenance, public API, diagnostics) and packed into a token budget, each with a file:line anchor and, when the source tree is at hand, its source. States the graph snapshot and whether it is stale for the working tree.',
-      inputSchema: { task: z.string().min(1).describe('what you are about to do, in words; identifiers in it count most'), budget, format, explain },
-      annotations: READ_ONLY,
-    },
-    async ({ task, budget: b, format: f, explain: x }) => {
-      try {
+  // The tools, in the order a client lists them. A handler's exception is the tool's error result.
+  const tools: Tool[] = [
+    tool({
+      name: 'context_for_task',
+      config: {
+        title: 'Context for a task',
+        description:
+          'The declarations of the package most relevant to a task, ranked (graph proximity to what the task names, provenance, public API, diagnostics) and packed into a token budget, each with a file:line anchor and, when the source tree is at hand, its source. States the graph snapshot and whether it is stale for the working tree.',
+        inputSchema: { task: z.string().min(1).describe('what you are about to do, in words; identifiers in it count most'), budget, format, explain },
+        annotations: READ_ONLY,
+      },
+      handler: async ({ task, budget: b, format: f, explain: x }) => {
         const g = await state.get();
         const r = await contextPack(g.index, { task, budget: b ?? DEFAULT_BUDGET, format: f ?? 'compact', explain: x === true }, sourceOf(g));
         return text(r.text);
-      } catch (e) {
-        return failure(e);
-      }
-    },
-  );
-
-  server.registerTool(
-    'context_for_files',
-    {
-      title: 'Context for files',
-      description: 'Like context_for_task, seeded from files you are working in: their declarations and what they call, reference, import and are used by.',
-      inputSchema: { files: z.array(z.string().min(1)).min(1).describe('paths relative to the package root (or a unique suffix)'), budget, format, explain },
-      annotations: READ_ONLY,
-    },
-    async ({ files, budget: b, format: f, explain: x }) => {
-      try {
+      },
+    }),
+    tool({
+      name: 'context_for_files',
+      config: {
+        title: 'Context for files',
+        description: 'Like context_for_task, seeded from files you are working in: their declarations and what they call, reference, import and are used by.',
+        inputSchema: { files: z.array(z.string().min(1)).min(1).describe('paths relative to the package root (or a unique suffix)'), budget, format, explain },
+        annotations: READ_ONLY,
+      },
+      handler: async ({ files, budget: b, format: f, explain: x }) => {
         const g = await state.get();
         const r = await contextPack(g.index, { files, budget: b ?? DEFAULT_BUDGET, format: f ?? 'compact', explain: x === true }, sourceOf(g));
         return text(r.text);
-      } catch (e) {
-        return failure(e);
-      }
-    },
-  );
-
-  server.registerTool(
-    'explain_context',
-    {
-      title: 'Explain a context pack item',
-      description: 'Why a node is (or is not) in the context pack for a task or files: its seed, its best path from a seed, its score factors, its rank, and whether the budget held it.',
-      inputSchema: {
-        node_id: z.string().min(1).describe('a node id, or a name only one declaration has'),
-        task: z.string().min(1).optional(),
-        files: z.array(z.string().min(1)).optional(),
-        budget,
-        format: z.enum(['text', 'json']).optional(),
       },
-      annotations: READ_ONLY,
-    },
-    async ({ node_id, task, files, budget: b, format: f }) => {
-      try {
+    }),
+    tool({
+      name: 'explain_context',
+      config: {
+        title: 'Explain a context pack item',
+        description: 'Why a node is (or is not) in the context pack for a task or files: its seed, its best path from a seed, its score factors, its rank, and whether the budget held it.',
+        inputSchema: {
+          node_id: z.string().min(1).describe('a node id, or a name only one declaration has'),
+          task: z.string().min(1).optional(),
+          files: z.array(z.string().min(1)).optional(),
+          budget,
+          format: z.enum(['text', 'json']).optional(),
+        },
+        annotations: READ_ONLY,
+      },
+      handler: async ({ node_id, task, files, budget: b, format: f }) => {
         const g = await state.get();
         const req = { ...(task !== undefined ? { task } : {}), ...(files !== undefined ? { files } : {}), budget: b ?? DEFAULT_BUDGET };
         const e = await explainContext(g.index, req, node_id, sourceOf(g));
         return text(f === 'json' ? JSON.stringify(e, null, 2) : formatExplanationText(e));
-      } catch (e) {
-        return failure(e);
-      }
-    },
-  );
-
-  const qformat = z.enum(['text', 'json']).optional().describe('text (default) or JSON');
-
-  server.registerTool(
-    'graph_summary',
-    {
-      title: 'Graph summary',
-      description: 'What the codegraph holds: snapshot id, mode, counts per record kind and provenance tier, packages, modules, diagnostics.',
-      inputSchema: { format: qformat },
-      annotations: READ_ONLY,
-    },
-    async ({ format: f }) => {
-      try {
+      },
+    }),
+    tool({
+      name: 'graph_summary',
+      config: {
+        title: 'Graph summary',
+        description: 'What the codegraph holds: snapshot id, mode, counts per record kind and provenance tier, packages, modules, diagnostics.',
+        inputSchema: { format: qformat },
+        annotations: READ_ONLY,
+      },
+      handler: async ({ format: f }) => {
         const s = graphSummary((await state.get()).index);
         return text(f === 'json' ? JSON.stringify(s, null, 2) : formatSummaryText(s));
-      } catch (e) {
-        return failure(e);
-      }
-    },
-  );
-
-  server.registerTool(
-    'graph_neighbors',
-    {
-      title: 'Graph neighbours',
-      description: 'Nodes within `depth` edges of a node and the edges between them (from → to), optionally only some edge kinds (contains, defines, imports, exports, references, calls, documents, diagnoses).',
-      inputSchema: {
-        node_id: z.string().min(1).describe('a node id, a module path, or a name only one declaration has'),
-        depth: z.number().int().min(0).max(6).optional(),
-        edges: z.array(z.string()).optional(),
-        direction: z.enum(['out', 'in', 'both']).optional(),
-        format: qformat,
       },
-      annotations: READ_ONLY,
-    },
-    async ({ node_id, depth, edges, direction, format: f }) => {
-      try {
+    }),
+    tool({
+      name: 'graph_neighbors',
+      config: {
+        title: 'Graph neighbours',
+        description: 'Nodes within `depth` edges of a node and the edges between them (from → to), optionally only some edge kinds (contains, defines, imports, exports, references, calls, documents, diagnoses).',
+        inputSchema: {
+          node_id: z.string().min(1).describe('a node id, a module path, or a name only one declaration has'),
+          depth: z.number().int().min(0).max(6).optional(),
+          edges: z.array(z.string()).optional(),
+          direction: z.enum(['out', 'in', 'both']).optional(),
+          format: qformat,
+        },
+        annotations: READ_ONLY,
+      },
+      handler: async ({ node_id, depth, edges, direction, format: f }) => {
         const n = neighborhood((await state.get()).index, node_id, { depth: depth ?? 1, direction: direction ?? 'both', ...(edges ? { edges } : {}) });
         return text(f === 'json' ? JSON.stringify(n, null, 2) : formatNeighborsText(n));
-      } catch (e) {
-        return failure(e);
-      }
-    },
-  );
-
-  server.registerTool(
-    'graph_find',
-    {
-      title: 'Find identifiers',
-      description: 'Identifiers matching a query, ranked: exact, exact ignoring case, prefix, camel-case humps, substring. Gives the node ids other tools take.',
-      inputSchema: { query: z.string().min(1), limit: z.number().int().min(1).max(500).optional(), kinds: z.array(z.string()).optional(), format: qformat },
-      annotations: READ_ONLY,
-    },
-    async ({ query, limit, kinds, format: f }) => {
-      try {
+      },
+    }),
+    tool({
+      name: 'graph_find',
+      config: {
+        title: 'Find identifiers',
+        description: 'Identifiers matching a query, ranked: exact, exact ignoring case, prefix, camel-case humps, substring. Gives the node ids other tools take.',
+        inputSchema: { query: z.string().min(1), limit: z.number().int().min(1).max(500).optional(), kinds: z.array(z.string()).optional(), format: qformat },
+        annotations: READ_ONLY,
+      },
+      handler: async ({ query, limit, kinds, format: f }) => {
         const hits = findIdentifiers((await state.get()).index, query, { limit: limit ?? 20, ...(kinds ? { kinds } : {}) });
         return text(f === 'json' ? JSON.stringify({ kind: 'kiln-graph-find', query, hits }, null, 2) : formatFindText(query, hits));
-      } catch (e) {
-        return failure(e);
-      }
-    },
-  );
-
-  server.registerTool(
-    'graph_module',
-    {
-      title: 'Module',
-      description: 'One module: declarations, imports with resolved targets, exports, importers, diagnostics.',
-      inputSchema: { path: z.string().min(1).describe('module path (src/shapes), file, unique suffix or module id'), format: qformat },
-      annotations: READ_ONLY,
-    },
-    async ({ path, format: f }) => {
-      try {
+      },
+    }),
+    tool({
+      name: 'graph_module',
+      config: {
+        title: 'Module',
+        description: 'One module: declarations, imports with resolved targets, exports, importers, diagnostics.',
+        inputSchema: { path: z.string().min(1).describe('module path (src/shapes), file, unique suffix or module id'), format: qformat },
+        annotations: READ_ONLY,
+      },
+      handler: async ({ path, format: f }) => {
         const m = moduleView((await state.get()).index, path);
         return text(f === 'json' ? JSON.stringify(m, null, 2) : formatModuleText(m));
-      } catch (e) {
-        return failure(e);
-      }
-    },
-  );
-
-  server.registerTool(
-    'reindex',
-    {
-      title: 'Re-export the graph',
-      description:
-        'Changes server state: re-exports the codegraph from the source directory and answers from it from now on (the graph file given at start, if any, is not rewritten). Call it when a pack says the graph is STALE.',
-      inputSchema: {},
-      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-    },
-    async () => {
-      try {
+      },
+    }),
+    tool({
+      name: 'reindex',
+      config: {
+        title: 'Re-export the graph',
+        description:
+          'Changes server state: re-exports the codegraph from the source directory and answers from it from now on (the graph file given at start, if any, is not rewritten). Call it when a pack says the graph is STALE.',
+        inputSchema: {},
+        annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+      },
+      handler: async () => {
         if (opts.dir === undefined) return { isError: true, content: [{ type: 'text', text: 'reindex needs the source directory: start the server with a package directory (kiln mcp <dir>)' }] };
         const { previous, next } = await state.reindex();
         const before = previous ? String(previous.index.header.snapshot?.id ?? '') : null;
         const after = String(next.index.header.snapshot?.id ?? '');
         const result = { previous_snapshot: before, snapshot: after, changed: before !== after, records: next.index.records.length + 1 };
         return text(JSON.stringify(result, null, 2));
+      },
+    }),
+  ];
+  for (const t of tools) {
+    server.registerTool(t.name, t.config, async (args) => {
+      try {
+        return await t.handler(args);
       } catch (e) {
         return failure(e);
       }
-    },
-  );
+    });
+  }
 
   server.registerResource(
     'codegraph-schema',

@@ -1,5 +1,5 @@
 /**
- * The plugin's on-disk graph memo (plugins/src/index.ts): createNodesV2 answers again from
+ * The plugin's on-disk graph memo (plugins/src/graph-memo.ts): createNodesV2 answers again from
  * `node_modules/.cache/kiln/graph-memo.json` only while nothing a key can read has changed. Called as Nx
  * calls it, on a real copy of the fixture workspace with a hand-made node_modules (a tsconfig extended
  * from a package, an external package the lockfile does not list, an install marker).
@@ -9,10 +9,12 @@
  * miss whose keys are exactly what @kiln/core computes from scratch — or, for what no key reads (build
  * outputs), still a hit. A memo is never written valid within 2 s of a change, so cases wait that long.
  */
+import { execFile } from 'node:child_process';
 import { cp, mkdir, mkdtemp, readdir, readFile, rename, rm, stat, symlink, unlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const REPO = resolve(__dirname, '../../..');
@@ -91,6 +93,16 @@ afterAll(async () => {
 });
 
 type Keys = Record<string, string>;
+
+/** createNodesV2 called once in a new Node.js process that loads the private kiln afresh; its graphMemoStats(). */
+async function freshProcessNodes(options: object): Promise<ReturnType<typeof graphMemoStats>> {
+  const entry = pathToFileURL(join(code, 'node_modules/@kiln/nx/dist/plugins/src/index.js')).href;
+  const script = `const nx = await import(${JSON.stringify(entry)});
+await nx.createNodesV2[1](${JSON.stringify(FILES)}, ${JSON.stringify(options)}, { workspaceRoot: ${JSON.stringify(ws)}, nxJsonConfiguration: {} });
+process.stdout.write(JSON.stringify(nx.graphMemoStats()));`;
+  const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], { env: process.env });
+  return JSON.parse(stdout) as ReturnType<typeof graphMemoStats>;
+}
 
 /** createNodesV2 as Nx calls it: the key of each library, and whether the memo answered. */
 async function nodes(): Promise<{ keys: Keys; hit: boolean }> {
@@ -337,12 +349,10 @@ describe('graph memo', () => {
     await writeFile(file, `${await readFile(file, 'utf8')}\n`); // a rebuild (or an upgrade) of kiln
     // This process runs the code it loaded: the memo it wrote is still its answer.
     expect((await nodes()).hit).toBe(true);
-    // A new plugin worker loads the plugin afresh (a new module instance here): the memo was not made by its code.
-    const fresh = (await import(`${pathToFileURL(join(code, 'node_modules/@kiln/nx/dist/plugins/src/index.js')).href}?after-rebuild`)) as typeof import('@kiln/nx');
+    // A new plugin worker loads the plugin afresh (a new process here: the plugin is several modules,
+    // which a query-string import would not load again): the memo was not made by its code.
     await sleep(RACY_MS);
-    const [, fn] = fresh.createNodesV2;
-    await fn(FILES, {}, { workspaceRoot: ws, nxJsonConfiguration: {} } as never);
-    expect(fresh.graphMemoStats()).toMatchObject({ hits: 0, computed: 1 });
+    expect(await freshProcessNodes({})).toMatchObject({ hits: 0, computed: 1 });
     // And this process, whose loaded code is no longer what is on disk, cannot vouch for a computation.
     await writeFile(p('notes.txt'), 'after the rebuild\n');
     await sleep(RACY_MS);

@@ -14,14 +14,10 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { diagnostic, exportGraph, formatDiagnostic, graphText, KilnError, type GraphExportOptions } from '@kiln/core';
+import type { Io } from '../common.js';
 
 /** Diagnostics printed on stderr for a graph that was exported (all of them are records in it). */
 const MAX_PRINTED = 20;
-
-interface Io {
-  out: (s: string) => void;
-  err: (s: string) => void;
-}
 
 interface ExportCliOptions {
   allowErrors?: boolean;

@@ -32,11 +32,7 @@ import {
   type LoadGraphOptions,
   type LoadedGraph,
 } from '@kiln/core';
-
-interface Io {
-  out: (s: string) => void;
-  err: (s: string) => void;
-}
+import { intOption, type Io } from '../common.js';
 
 interface SourceOptions {
   graph: string[];
@@ -49,12 +45,6 @@ interface SourceOptions {
 
 function usage(message: string): KilnError {
   return new KilnError(diagnostic('KILN_USAGE', message, { producer: 'cli' }));
-}
-
-function intOption(name: string, value: string, min: number): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < min) throw usage(`${name} must be an integer ≥ ${min}, got "${value}"`);
-  return n;
 }
 
 function withGraphSource(cmd: Command, formats: string[] = ['text', 'json']): Command {

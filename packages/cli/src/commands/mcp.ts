@@ -4,11 +4,7 @@
  * the `kiln-mcp` bin. stdout belongs to the protocol: nothing else is printed there.
  */
 import type { Command } from 'commander';
-
-interface Io {
-  out: (s: string) => void;
-  err: (s: string) => void;
-}
+import type { Io } from '../common.js';
 
 export function registerMcp(program: Command, _io: Io): void {
   program

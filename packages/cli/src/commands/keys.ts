@@ -1,0 +1,48 @@
+/**
+ * `kiln keys [workspace]`: every package's build key and its components, without running Nx, for the
+ * targets the kiln plugin keys (its nx.json options) and with the tsconfig kiln's own build target
+ * compiles — as the plugin computes them. Records the components for `kiln explain-miss` unless
+ * `--no-record`.
+ */
+import type { Command } from 'commander';
+import { buildKeyTsconfig, computeWorkspaceKeys, discoverWorkspace, readTargetDefinitions, type ToolTargetSpec } from '@kiln/core';
+import { kilnPluginOptions, treeOptions, withCommonOptions, type CommonOptions, type Io } from '../common.js';
+import { formatDiagnostics, formatKeysText } from '../format.js';
+
+export function registerKeys(program: Command, io: Io): void {
+  withCommonOptions(
+    program
+      .command('keys')
+      .description("every package's build key and its components (own digest, dependency surfaces, manifest view, toolchain), without running Nx — in an Nx, npm, pnpm or yarn workspace")
+      .argument('[workspace]', 'workspace root', '.')
+      .option('--no-record', 'do not record key components for `kiln explain-miss`'),
+  ).action(async (root: string, o: CommonOptions & { record: boolean }) => {
+    const t = treeOptions(o, io);
+    // The targets the kiln plugin keys where the workspace defines them (nx.json's plugin options).
+    const plugin = await kilnPluginOptions(root);
+    const names = plugin.targets ?? ['build'];
+    const ws = await discoverWorkspace(root);
+    const targets: Record<string, ToolTargetSpec[]> = {};
+    const shadowed: string[] = [];
+    // The tsconfig each build key reads: the one kiln's own build target compiles (as the plugin keys it).
+    const tsconfigs: Record<string, string> = {};
+    for (const p of ws.projects) {
+      if (p.root === '.' || p.root === '') continue;
+      const defs = readTargetDefinitions(root, p.root, names).targets;
+      const tsconfig = buildKeyTsconfig(names.map((n) => defs.get(n)), plugin.tsConfig);
+      if (tsconfig !== undefined) tsconfigs[p.root] = tsconfig;
+      for (const def of defs.values()) {
+        if (def.spec) (targets[p.root] ??= []).push(def.spec);
+        if (def.inputs) shadowed.push(`${p.name}:${def.name} declares its own inputs in ${def.origin} (${JSON.stringify(def.inputs)}): they override kiln's, so raw file bytes stay in its hash and a comment edit is not a hit. Remove them (kiln's key covers the sources).`);
+      }
+    }
+    const keys = await computeWorkspaceKeys(root, { ...t, record: o.record, targets, ...(Object.keys(tsconfigs).length ? { tsconfigs } : {}) });
+    if (o.format === 'json') io.out(JSON.stringify(keys, null, 2));
+    else {
+      io.out(formatKeysText(keys));
+      const ds = [...keys.diagnostics, ...keys.projects.flatMap((p) => p.diagnostics)];
+      if (ds.length) io.err(formatDiagnostics(ds));
+    }
+    for (const line of shadowed) io.err(`kiln: warning: ${line}`);
+  });
+}
