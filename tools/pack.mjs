@@ -59,12 +59,15 @@ function* walk(dir) {
   }
 }
 
-/** The file a bare `import '<name>'` resolves to inside an unpacked package (its `exports['.']`, else `main`). */
-function entryOf(pkgDir) {
+/**
+ * The file `import '<name><sub>'` resolves to inside an unpacked package: its `exports['.<sub>']` (for
+ * the main entry, else `main`); undefined for a subpath the package does not export.
+ */
+function entryOf(pkgDir, sub = '') {
   const m = readJson(join(pkgDir, 'package.json'));
-  const dot = m.exports?.['.'];
-  const rel = (typeof dot === 'string' ? dot : (dot?.import ?? dot?.default)) ?? m.main ?? 'index.js';
-  return join(pkgDir, rel);
+  const target = m.exports?.[`.${sub}`];
+  const rel = (typeof target === 'string' ? target : (target?.import ?? target?.default)) ?? (sub ? undefined : m.main ?? 'index.js');
+  return rel === undefined ? undefined : join(pkgDir, rel);
 }
 
 /**
@@ -80,12 +83,12 @@ export function packSelfContained(name, dest) {
     const manifest = readJson(join(stage, 'package.json'));
     const vendored = [...internalClosure(name)].sort();
     const dependencies = { ...(manifest.dependencies ?? {}) };
-    /** name → absolute path of its entry inside the stage */
-    const entries = new Map();
+    /** name → its unpacked directory inside the stage */
+    const dirs = new Map();
     for (const dep of vendored) {
       const dir = join(stage, 'vendor', dep.replace(/^@kiln\//, ''));
       unpackPlain(PACKAGES[dep], dir, scratch);
-      entries.set(dep, entryOf(dir));
+      dirs.set(dep, dir);
       delete dependencies[dep];
       for (const [ext, range] of Object.entries(readJson(join(dir, 'package.json')).dependencies ?? {})) {
         if (ext in PACKAGES) continue;
@@ -101,8 +104,9 @@ export function packSelfContained(name, dest) {
         if (!CODE.test(file)) continue;
         const text = readFileSync(file, 'utf8');
         const next = text.replace(specifier, (_all, q, dep, sub) => {
-          if (sub) throw new Error(`${file}: a subpath import of ${dep}${sub} (only the package's main entry is vendored)`);
-          let rel = relative(dirname(file), entries.get(dep)).split(sep).join('/');
+          const entry = entryOf(dirs.get(dep), sub ?? '');
+          if (!entry) throw new Error(`${file}: ${dep}${sub} is not a subpath ${dep} exports`);
+          let rel = relative(dirname(file), entry).split(sep).join('/');
           if (!rel.startsWith('.')) rel = `./${rel}`;
           return `${q}${rel}${q}`;
         });
@@ -118,7 +122,7 @@ export function packSelfContained(name, dest) {
     const file = join(dest, out[0].filename);
     const listed = new Set(out[0].files.map((f) => f.path));
     for (const dep of vendored) {
-      const entry = relative(stage, entries.get(dep)).split(sep).join('/');
+      const entry = relative(stage, entryOf(dirs.get(dep))).split(sep).join('/');
       if (!listed.has(entry)) throw new Error(`${file} does not ship ${entry}`);
     }
     return file;

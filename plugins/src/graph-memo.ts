@@ -20,6 +20,8 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join } from 'node:path';
 import type { CreateNodesResult } from '@nx/devkit';
 import type { WorkspaceKeys } from '@kiln/core';
+// The format constants only (no imports of its own): a memo hit still loads nothing else of core.
+import { GRAPH_MEMO_FORMAT } from '@kiln/core/version';
 import type { Recording } from './fs-recording.js';
 import { codeUnchanged, dirIdentity, fingerprint, posixJoin, SKIPPED_DIRS, snapshot, toPosix, unwalkedDirs, type Snapshot } from './snapshot.js';
 
@@ -72,7 +74,6 @@ export interface Memo {
   env: Record<string, string>;
 }
 
-const MEMO_FORMAT = 4;
 export const cacheDir = (workspaceRoot: string) => join(workspaceRoot, 'node_modules', '.cache', 'kiln');
 const memoFile = (workspaceRoot: string) => join(cacheDir(workspaceRoot), 'graph-memo.json');
 
@@ -108,7 +109,7 @@ export async function readMemo(workspaceRoot: string): Promise<Memo | undefined>
   try {
     const memo = JSON.parse(await readFile(memoFile(workspaceRoot), 'utf8')) as Memo;
     const strings = (a: unknown) => Array.isArray(a) && a.every((x) => typeof x === 'string');
-    if (memo.format !== MEMO_FORMAT || typeof memo.id !== 'string' || typeof memo.fingerprint !== 'string') return undefined;
+    if (memo.format !== GRAPH_MEMO_FORMAT || typeof memo.id !== 'string' || typeof memo.fingerprint !== 'string') return undefined;
     if (!strings(memo.skip) || !strings(memo.byContent) || !strings(memo.probes) || !Array.isArray(memo.results) || !Array.isArray(memo.edges) || !Array.isArray(memo.keyed)) return undefined;
     if (!memo.env || typeof memo.env !== 'object') return undefined;
     return memo;
@@ -186,7 +187,7 @@ export async function writeMemo(
   }
   stats.lastWrite = why;
   if (digest) stats.written++;
-  const memo: Memo = { format: MEMO_FORMAT, ...answer, skip, byContent, probes: [...recording.probes.keys()].sort(), fingerprint: digest, why };
+  const memo: Memo = { format: GRAPH_MEMO_FORMAT, ...answer, skip, byContent, probes: [...recording.probes.keys()].sort(), fingerprint: digest, why };
   const file = memoFile(workspaceRoot);
   try {
     await mkdir(dirname(file), { recursive: true });
