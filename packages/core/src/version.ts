@@ -73,7 +73,7 @@ export const CONTEXT_PACK_VERSION = 1;
 export const VITE_VERDICT_FORMAT = 1;
 
 /**
- * Format of the Nx plugin's graph memo (node_modules/.cache/kiln/graph-memo.json, plugins/src/index.ts):
+ * Format of the Nx plugin's graph memo (node_modules/.cache/kiln/graph-memo.json, plugins/src/graph-memo.ts):
  * a memo of another format is ignored. A bump costs each workspace one computation of its project
  * graph (keys included); the keys themselves are unchanged. The plugin's graph memo uses this constant
  * (plugins/src/graph-memo.ts imports it as `@kiln/core/version`, which loads nothing else of core).

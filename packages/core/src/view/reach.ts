@@ -20,7 +20,7 @@
  * lies outside it) — never absolute; the result is a function of the file system the build would read;
  * widening is always allowed, narrowing never (what cannot be classified is hashed or kept whole).
  * File-system access goes through node:fs calls made at call time, so the plugin's graph memo records
- * every probe (plugins/src/index.ts).
+ * every probe (plugins/src/fs-recording.ts, plugins/src/graph-memo.ts).
  */
 import * as fs from 'node:fs';
 import { dirname, join, posix, relative, resolve, sep } from 'node:path';
