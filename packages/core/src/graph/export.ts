@@ -44,7 +44,7 @@ import { CODES } from '../diagnostics/codes.js';
 import { digestParts, sha256Hex } from '../digest/hash.js';
 import type { Slice } from '../facts/slice.js';
 import type { DigestReport } from '../view/report.js';
-import { identityKey } from '../identity/identity.js';
+import { declarationIdentity } from '../identity/identity.js';
 import { fileKind, logicalModulePath, type Language } from '../parse/language.js';
 import { digestTree } from '../view/digest-tree.js';
 import { defaultStoreDir } from '../store/format.js';
@@ -554,7 +554,7 @@ class Builder {
     if (!ids) {
       const s = this.slices.get(rel)!;
       const module = logicalModulePath(rel);
-      ids = s.decls.map((d) => identityKey({ language: s.language, package: this.pkg.name, module, path: d.path, kind: d.kind }));
+      ids = s.decls.map((d) => declarationIdentity({ language: s.language, package: this.pkg.name, module }, d));
       this.identities.set(rel, ids);
     }
     return ids[i]!;
