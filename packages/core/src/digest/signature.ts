@@ -80,10 +80,7 @@ function headerDigest(enc: Encoder, node: TS.Node): string | undefined {
     enc.withBuffer(buf, () => {
       enc.visitList((node as { modifiers?: TS.NodeArray<TS.Node> }).modifiers, Ctx.Stmt, -1, 0);
       if (ts.isFunctionLike(node)) {
-        const f = node as TS.SignatureDeclaration;
-        enc.visitList(f.typeParameters, Ctx.Stmt, -1, 0);
-        enc.visitList(f.parameters, Ctx.Stmt, -1, 0);
-        enc.slot(f.type, Ctx.Stmt, -1, 0);
+        emitSignature(enc, node as TS.SignatureDeclaration);
       } else if (ts.isClassDeclaration(node) || ts.isInterfaceDeclaration(node)) {
         enc.visitList(node.typeParameters, Ctx.Stmt, -1, 0);
         enc.visitList(node.heritageClauses, Ctx.Stmt, -1, 0);
@@ -91,9 +88,7 @@ function headerDigest(enc: Encoder, node: TS.Node): string | undefined {
         enc.slot(node.type, Ctx.Stmt, -1, 0);
         const init = node.initializer;
         if (init && (ts.isArrowFunction(init) || ts.isFunctionExpression(init))) {
-          enc.visitList(init.typeParameters, Ctx.Stmt, -1, 0);
-          enc.visitList(init.parameters, Ctx.Stmt, -1, 0);
-          enc.slot(init.type, Ctx.Stmt, -1, 0);
+          emitSignature(enc, init);
         } else return;
       } else return;
     });
@@ -117,10 +112,7 @@ export function signatureDigest(enc: Encoder, node: TS.Node): string {
     enc.commentCursor = savedComments;
     try {
       if (ts.isFunctionLike(node)) {
-        const f = node as TS.SignatureDeclaration;
-        enc.visitList(f.typeParameters, Ctx.Stmt, -1, 0);
-        enc.visitList(f.parameters, Ctx.Stmt, -1, 0);
-        enc.slot(f.type, Ctx.Stmt, -1, 0);
+        emitSignature(enc, node as TS.SignatureDeclaration);
       } else if (ts.isInterfaceDeclaration(node) || ts.isClassDeclaration(node)) {
         enc.visitList(node.typeParameters, Ctx.Stmt, -1, 0);
         enc.visitList(node.heritageClauses, Ctx.Stmt, -1, 0);
@@ -155,4 +147,11 @@ export function signatureDigest(enc: Encoder, node: TS.Node): string {
     }
   });
   return digestParts(enc.tag('sig'), buf).slice(0, 8);
+}
+
+/** Type parameters, parameters and return type of a function-like, as the header walk emits them. */
+function emitSignature(enc: Encoder, f: TS.SignatureDeclarationBase): void {
+  enc.visitList(f.typeParameters, Ctx.Stmt, -1, 0);
+  enc.visitList(f.parameters, Ctx.Stmt, -1, 0);
+  enc.slot(f.type, Ctx.Stmt, -1, 0);
 }
