@@ -69,7 +69,7 @@ export interface DeclFact {
   uses?: string[];
   /**
    * Module-level declarations only. `shape`: digest of what a consumer of the module can observe of
-   * it (see extract.ts `emitShape`): the signature when its type is written down, everything when
+   * it (see digest/shape.ts `emitShape`): the signature when its type is written down, everything when
    * it is inferred. `shapeRefs`: module-level names and imported bindings that shape mentions;
    * `refs`: those the whole declaration mentions (names, resolved when the view is assembled).
    */

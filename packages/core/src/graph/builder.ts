@@ -18,7 +18,7 @@ import type * as TS from 'typescript';
 import { sha256Hex } from '../digest/hash.js';
 import type { Slice } from '../facts/slice.js';
 import type { DigestReport } from '../view/report.js';
-import { identityKey } from '../identity/identity.js';
+import { declarationIdentity } from '../identity/identity.js';
 import { fileKind, logicalModulePath, type Language } from '../parse/language.js';
 import type { PackageInfo } from '../view/package.js';
 import { resolveManifestTarget } from '../view/resolve.js';
@@ -142,7 +142,7 @@ export class Builder {
     if (!ids) {
       const s = this.slices.get(rel)!;
       const module = logicalModulePath(rel);
-      ids = s.decls.map((d) => identityKey({ language: s.language, package: this.pkg.name, module, path: d.path, kind: d.kind }));
+      ids = s.decls.map((d) => declarationIdentity({ language: s.language, package: this.pkg.name, module }, d));
       this.identities.set(rel, ids);
     }
     return ids[i]!;

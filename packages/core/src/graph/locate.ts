@@ -14,7 +14,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 import { extractSlice } from '../facts/extract.js';
 import type { Slice } from '../facts/slice.js';
-import { identityKey } from '../identity/identity.js';
+import { declarationIdentity } from '../identity/identity.js';
 import { fileKind, logicalModulePath, type Language } from '../parse/language.js';
 import { resolveInTree } from '../view/resolve.js';
 import { UNNAMED_PACKAGE } from '../view/package.js';
@@ -162,7 +162,7 @@ export class Locator {
       const src = this.sliceOf(join(place.root, place.rel));
       if (!src?.decls.some((x) => x.path === d.path && x.kind === d.kind)) return undefined;
     }
-    return identityKey({ language: place.language, package: place.package, module: place.module, path: d.path, kind: d.kind });
+    return declarationIdentity(place, d);
   }
 }
 

@@ -29,7 +29,7 @@ import { join, relative, sep } from 'node:path';
 import { extractSlice } from '../facts/extract.js';
 import type { DeclKind, Slice } from '../facts/slice.js';
 import { sha256Hex } from '../digest/hash.js';
-import { identityKey } from '../identity/identity.js';
+import { declarationIdentity } from '../identity/identity.js';
 import { fileKind, type Variant } from '../parse/language.js';
 import { contentKey, loadContentMap, SliceResolver } from '../store/lookup.js';
 import type { PackRef } from '../store/pack.js';
@@ -204,7 +204,7 @@ export class ForeignSlices {
       if (!slice || !d) return [];
       const tp = this.locator.place(join(pkg.root, t.file));
       if (!tp || tp.external) return [];
-      return [{ id: identityKey({ language: tp.language, package: tp.package, module: tp.module, path: d.path, kind: d.kind }), kind: d.kind }];
+      return [{ id: declarationIdentity(tp, d), kind: d.kind }];
     });
   }
 }

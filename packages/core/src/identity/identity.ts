@@ -19,6 +19,18 @@ export function identityKey(id: Identity): string {
   return `${id.language}:${id.package}//${id.module}#${id.path}:${id.kind}`;
 }
 
+/** Where a declaration lives: its module's language, package name and logical module path. */
+export interface DeclarationPlace {
+  language: Language;
+  package: string;
+  module: string;
+}
+
+/** The identity key of a slice's declaration (its path and kind) at its place: the one way to assemble it. */
+export function declarationIdentity(place: DeclarationPlace, decl: { path: string; kind: DeclKind }): string {
+  return identityKey({ language: place.language, package: place.package, module: place.module, path: decl.path, kind: decl.kind });
+}
+
 /** A surface identity: how consumers reach a declaration — package, export subpath, exported name. */
 export interface SurfaceIdentity {
   package: string;

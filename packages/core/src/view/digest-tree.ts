@@ -15,7 +15,7 @@ import { DEFAULT_MAX_FILE_SIZE } from '../parse/decode.js';
 import { defaultStoreDir, viewIdOf } from '../store/format.js';
 import { defaultWorkerCount, type DigestPool } from '../pool/pool.js';
 import { collectSlices } from './collect.js';
-import { identityKey } from '../identity/identity.js';
+import { declarationIdentity } from '../identity/identity.js';
 import { DIGEST_REPORT_VERSION, DIGEST_SCHEMA, EXTRACTOR_VERSION } from '../version.js';
 import { buildOutputDirs, listSourceFiles } from './files.js';
 import { gitTreeState, type GitTreeState } from './git-state.js';
@@ -242,8 +242,8 @@ function assemble(
     let ids = identities.get(file);
     if (!ids) {
       const s = slices.get(file)!;
-      const module = logicalModulePath(file);
-      ids = s.decls.map((d) => identityKey({ language: s.language, package: pkg.name, module, path: d.path, kind: d.kind }));
+      const place = { language: s.language, package: pkg.name, module: logicalModulePath(file) };
+      ids = s.decls.map((d) => declarationIdentity(place, d));
       identities.set(file, ids);
     }
     return ids;
