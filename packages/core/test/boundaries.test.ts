@@ -42,6 +42,11 @@ describe('boundaries', () => {
     expect(offenders).toEqual([]);
   });
 
+  it('packages/core/src/view/ imports neither graph/ nor key/: graphs and keys are computed on views, not the reverse', () => {
+    const offenders = forbiddenImports('packages/core/src/view', 5, (spec) => /^\.\.\/(graph|key)\//.test(spec));
+    expect(offenders).toEqual([]);
+  });
+
   it('the CLI uses only the public entry of @kiln/core', () => {
     for (const f of sources(join(root, 'packages/cli/src'))) {
       for (const m of readFileSync(f, 'utf8').matchAll(importRe)) {

@@ -20,6 +20,8 @@ import type { Slice } from '../facts/slice.js';
 import type { DigestReport } from '../view/report.js';
 import { declarationIdentity } from '../identity/identity.js';
 import { fileKind, logicalModulePath, type Language } from '../parse/language.js';
+import type { ForeignFiles } from '../view/foreign.js';
+import type { Locator } from '../view/locate.js';
 import type { PackageInfo } from '../view/package.js';
 import { resolveManifestTarget } from '../view/resolve.js';
 import { ModuleExports, type ExportTable } from '../view/surface.js';
@@ -28,7 +30,6 @@ import { diagnosticFile, indexDecls, type ConfigLoad, type FileDecls, type Loade
 import type { TsDiag } from './diagnostics.js';
 import { implementationOf } from './syntax.js';
 import { RecordSet, type GraphMemo } from './memo.js';
-import { Locator } from './locate.js';
 import {
   codePointCompare,
   exportId,
@@ -73,6 +74,8 @@ export interface BuilderInput {
   mode: GraphMode;
   /** A session's groups of records of the previous export (memo.ts); only without a program. */
   memo: GraphMemo | undefined;
+  /** Files of other packages, from the workspace view (view/foreign.ts): one per export. */
+  foreign: ForeignFiles;
 }
 
 export class Builder {
@@ -86,7 +89,9 @@ export class Builder {
   private readonly mode: GraphMode;
   /** The records, and the memo's groups (memo.ts). */
   readonly out: RecordSet;
-  readonly locator = new Locator();
+  readonly foreign: ForeignFiles;
+  /** Where files of other packages belong (the workspace view's, view/locate.ts). */
+  readonly locator: Locator;
   readonly modules: ModuleExports;
   readonly pkgId: string;
   /** The package's manifests (package.json, the tsconfig chain, project.json), once `build` has read them. */
@@ -108,6 +113,8 @@ export class Builder {
     this.loaded = input.loaded;
     this.mode = input.mode;
     this.out = new RecordSet(input.memo);
+    this.foreign = input.foreign;
+    this.locator = input.foreign.locator;
     this.modules = new ModuleExports(input.slices as Map<string, Slice>);
     this.fileSet = new Set(input.slices.keys());
     this.pkgId = packageId(input.pkg.name);
@@ -166,7 +173,7 @@ export class Builder {
     if (!rel.startsWith('../') && this.slices.has(rel)) return { external: false, moduleId: this.modId(rel), package: this.pkg.name };
     const p = this.locator.place(absFile);
     if (!p) return undefined;
-    return p.external ? { external: true, moduleId: packageId(p.package), package: p.package } : { external: false, moduleId: p.moduleId, package: p.package };
+    return p.external ? { external: true, moduleId: packageId(p.package), package: p.package } : { external: false, moduleId: moduleId(p.language, p.package, p.module), package: p.package };
   }
 
   /** The declarations of any source file the program knows, for resolving targets. */

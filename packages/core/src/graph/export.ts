@@ -33,8 +33,10 @@
  *
  * This module runs an export (digest, tsconfig, program, check, then the records); the records are
  * built by builder.ts (package, files, declarations, exports), imports.ts with resolve.ts (imports),
- * references.ts (sites and syntax references) and diagnostics.ts, into memo.ts's RecordSet; what a
- * process keeps between exports is session.ts (per session) and resolve.ts (per process).
+ * references.ts (sites and syntax references) and diagnostics.ts, into memo.ts's RecordSet; what
+ * the export reads of other packages comes from the workspace view holding the package
+ * (view/kept-views.ts, view/foreign.ts); what a process keeps between exports is session.ts (per
+ * session), the kept workspace views and resolve.ts's resolution answers (per process).
  *
  * Invariants: the records are a function of the package's files, manifests and toolchain — byte-for-
  * byte identical for the same inputs, at any absolute path, with the store cold, warm or off; no
@@ -46,20 +48,17 @@ import type * as TS from 'typescript';
 import { diagnostic, KilnError, type Diagnostic } from '../diagnostics/diagnostic.js';
 import type { Slice } from '../facts/slice.js';
 import { digestTree } from '../view/digest-tree.js';
-import { defaultStoreDir } from '../store/format.js';
 import { defaultWorkerCount, type DigestPool } from '../pool/pool.js';
-import { DEFAULT_MAX_FILE_SIZE } from '../parse/decode.js';
 import { buildOutputDirs } from '../view/files.js';
 import { readPackageInfo } from '../view/package.js';
+import { openPackageWorkspace } from '../view/kept-views.js';
 import { messageSanitizer } from '../workspace/messages.js';
-import { DIGEST_SCHEMA } from '../version.js';
 import { buildProgram, checkProgram, loadConfig, type LoadedProgram } from './checked.js';
-import { ForeignSlices } from './syntax.js';
 import { formatWithLines, MemoConflict, type GraphMemo } from './memo.js';
 import { formatGraph, type GraphMode, type KnownRecord } from './records.js';
 import { GraphSession, sessionMemo, sessionSites } from './session.js';
 import { checkFailure, compilerDiagnostics, configDiagnostics, emitDiagnostics, PRODUCER, toDiagnostic, uncheckedReason, type TsDiag } from './diagnostics.js';
-import { loadWorkspace, ImportResolver, resolutionMemoOf } from './resolve.js';
+import { ImportResolver, resolutionMemoOf } from './resolve.js';
 import { Builder } from './builder.js';
 import { collectImports, emitImports } from './imports.js';
 import { emitSites, emitSyntaxReferences } from './references.js';
@@ -166,8 +165,11 @@ export async function exportGraph(packageDir: string, options: GraphExportOption
   }
   const root = packageRootOf(start);
   const sanitize = messageSanitizer(root);
-  const storeDir: string | null = options.store === false ? null : options.store ?? defaultStoreDir();
   const state = options.session?.stateOf(`${root}\u0000${options.tsConfig ?? ''}`);
+
+  // On two cores a fresh pool (each thread loads the compiler and warms its JIT) costs more than
+  // parsing on this thread, which a syntax export leaves idle (measured: tools/bench-graph.mjs).
+  const inlineAll = !useChecker && options.workers === undefined && !options.pool && defaultWorkerCount() <= 1;
 
   // ---- syntax facts (the digest pipeline, parsing in worker threads) and the tsconfig and program
   // (this thread), overlapped: the program is built and checked once the pool has its work, then the
@@ -182,9 +184,7 @@ export async function exportGraph(packageDir: string, options: GraphExportOption
     ...(options.maxFileSize !== undefined ? { maxFileSize: options.maxFileSize } : {}),
     reportMemo: false,
     closures: false,
-    // On two cores a fresh pool (each thread loads the compiler and warms its JIT) costs more than
-    // parsing on this thread, which a syntax export leaves idle (measured: tools/bench-graph.mjs).
-    inlineUpTo: !useChecker && options.workers === undefined && !options.pool && defaultWorkerCount() <= 1 ? Number.MAX_SAFE_INTEGER : INLINE_MISSES,
+    inlineUpTo: inlineAll ? Number.MAX_SAFE_INTEGER : INLINE_MISSES,
     ...(state ? { sliceCache: state.slices } : {}),
     onProgress: () => working(),
     onSlices: (s) => {
@@ -235,20 +235,21 @@ export async function exportGraph(packageDir: string, options: GraphExportOption
   const diags = [...configDiags, ...tsDiags];
   // Records in this order: package, namespaces, files, module exports (builder.ts), sites
   // (references.ts), diagnostics, imports, syntax references; then sorted (records.ts).
+  // The workspace holding the package, for everything about other packages: the same store, and
+  // the same choice of pool as this package's digest.
+  const workspace = await openPackageWorkspace(root, { ...(options.store !== undefined ? { store: options.store } : {}), ...(options.workers !== undefined || inlineAll ? { workers: inlineAll ? 0 : options.workers } : {}) });
+  done('workspace');
   const assemble = async (memo: GraphMemo | undefined) => {
-    const b = new Builder({ root, pkg, slices, files: report.files, outDirs, config, loaded, mode, memo });
+    const foreign = workspace.view.foreign({ ...(options.maxFileSize !== undefined ? { maxFileSize: options.maxFileSize } : {}), ...(state ? { memory: state.foreign } : {}) });
+    const b = new Builder({ root, pkg, slices, files: report.files, outDirs, config, loaded, mode, memo, foreign });
     b.build(report, diags, load);
     const pending = collectImports(slices);
     const walked = loaded ? emitSites(b, loaded, sites) : 0;
     emitDiagnostics(b, report, diags, unchecked);
     done('build');
-    const workspace = await loadWorkspace(root);
-    done('workspace');
-    const imports = emitImports(b, pending, new ImportResolver(b, workspace, config && !loaded ? resolutionMemoOf(config.configPath) : undefined));
+    const imports = emitImports(b, pending, new ImportResolver(b, workspace.packages, config && !loaded ? resolutionMemoOf(config.configPath) : undefined));
     done('imports');
-    if (!loaded) {
-      await emitSyntaxReferences(b, imports, new ForeignSlices(b.locator, storeDir, DIGEST_SCHEMA, options.maxFileSize ?? DEFAULT_MAX_FILE_SIZE, state?.foreign));
-    }
+    if (!loaded) await emitSyntaxReferences(b, imports, foreign);
     done('references');
     return { records: b.finish(), walked, reused: b.out.reused };
   };
@@ -265,6 +266,9 @@ export async function exportGraph(packageDir: string, options: GraphExportOption
     if (!(e instanceof MemoConflict)) throw e;
     state.memoOff = true;
     built = await assemble(undefined);
+  } finally {
+    // The view may be kept for the next export; its pool, if one was started, is not.
+    await workspace.view.close();
   }
   done('finish');
   for (const k of Object.keys(phases) as (keyof GraphExportPhases)[]) phases[k] = Math.round(phases[k] * 10) / 10;

@@ -63,7 +63,7 @@ export interface GraphMemo {
    */
   tables: Map<string, { projected: string; version: number }>;
   versions: number;
-  /** The other packages' files and slices references reached (ForeignSlices.fingerprint), and its version. */
+  /** The other packages' files and slices references reached (view/foreign.ts ForeignFiles.fingerprint), and its version. */
   foreign: { print: string; version: number };
   /** The namespaces group: the versions of the entry points' export tables. */
   namespaces?: Group<string> & { notes: Map<string, string[]> };

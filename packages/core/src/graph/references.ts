@@ -14,7 +14,8 @@ import { join } from 'node:path';
 import type { Slice } from '../facts/slice.js';
 import type { Target } from '../view/surface.js';
 import { walkSites, type LoadedProgram } from './checked.js';
-import { resolveMention, type ForeignSlices, type SyntaxTarget } from './syntax.js';
+import type { ForeignFiles } from '../view/foreign.js';
+import { resolveMention, type SyntaxTarget } from './syntax.js';
 import type { Builder } from './builder.js';
 import type { ImportsResolved } from './imports.js';
 import type { SiteCache } from './session.js';
@@ -83,7 +84,7 @@ export function emitSites(b: Builder, p: LoadedProgram, siteCache: SiteCache | u
  * as `references` edges, `syntax_inferred`. Files whose module is degraded (a syntax error) get
  * none, as in checker mode.
  */
-export async function emitSyntaxReferences(b: Builder, imports: ImportsResolved, foreign: ForeignSlices): Promise<void> {
+export async function emitSyntaxReferences(b: Builder, imports: ImportsResolved, foreign: ForeignFiles): Promise<void> {
   const memo = b.out.memo;
   const files = [...b.slices.keys()].sort(codePointCompare);
   const abroad = new Set<string>();
@@ -129,7 +130,7 @@ function referenceDeps(b: Builder, imports: ImportsResolved, rel: string, s: Sli
   return [...deps].sort().join('\u0000');
 }
 
-function emitReferencesOf(b: Builder, imports: ImportsResolved, rel: string, s: Slice, foreign: ForeignSlices, kindOf: (t: Target) => SyntaxTarget): void {
+function emitReferencesOf(b: Builder, imports: ImportsResolved, rel: string, s: Slice, foreign: ForeignFiles, kindOf: (t: Target) => SyntaxTarget): void {
   const lang = s.language;
   const perName = new Map<string, ReturnType<typeof resolveMention>>();
   const foreignFile = (specifier: string) => imports.files.get(`${rel}\u0000${specifier}`);

@@ -3,12 +3,12 @@
  * tsconfig, the compiler's module resolution first (tsconfig `paths`, package `exports` through
  * node_modules links; with a program its own host, without one the answers kept per tsconfig,
  * checked.ts ResolutionMemo); what it does not place, kiln resolves itself: relative paths in the
- * package's tree, and workspace packages by name through their package.json `exports`/`main`
- * (`WorkspaceMap`, graph/locate.ts findWorkspaceRoot). Where a resolved file belongs (this package's
+ * package's tree, and workspace packages by name through their package.json `exports`/`main` (the
+ * workspace view's packages, view/kept-views.ts). Where a resolved file belongs (this package's
  * module, another workspace package's, or an external package) is the builder's `placeOf`.
  *
  * Invariants: an answer is a function of the package's files, manifests and the workspace's files:
- * what is kept for the life of the process (workspace maps by workspace root, resolution answers by
+ * what is kept for the life of the process (workspace views by workspace root, resolution answers by
  * tsconfig) is validated before use (size and modification time of what it was read from) and never
  * changes an answer; `forgetGraphMemos` drops it. A bare specifier means the same file from every
  * importer; a relative one is resolved against its importer. No answer holds an absolute path that a
@@ -18,13 +18,11 @@ import { statSync } from 'node:fs';
 import { dirname, join, posix, resolve, sep } from 'node:path';
 import type { ImportNode, ImportForm } from './records.js';
 import { packageId } from './records.js';
-import { readPackageInfo, type PackageInfo } from '../view/package.js';
-import { buildOutputDirs } from '../view/files.js';
+import { forgetKeptViews } from '../view/kept-views.js';
 import { resolveManifestTarget, resolveInTree } from '../view/resolve.js';
 import { packageOfSpecifier } from '../view/surface.js';
-import { discoverWorkspace } from '../workspace/discover.js';
+import type { PackageEntries } from '../view/workspace-view.js';
 import { checkResolutionMemo, compilerResolve, createResolutionMemo, memoResolve, type ResolutionMemo } from './checked.js';
-import { findWorkspaceRoot } from './locate.js';
 import { inside } from './syntax.js';
 import type { Builder } from './builder.js';
 
@@ -50,22 +48,19 @@ export interface ImportAnswer {
   found?: { own?: string; abs?: string };
 }
 
-/** Workspace packages by name, for bare specifiers kiln resolves itself. */
-export type WorkspaceMap = Map<string, { root: string; info: PackageInfo; outDirs: string[] }>;
-
-/** Workspace maps by workspace root, for the life of the process (loadWorkspace). */
-const workspaceMemos = new Map<string, { stamp: string; roots: string[]; map: WorkspaceMap }>();
+/** Workspace packages by name, for bare specifiers kiln resolves itself (view/kept-views.ts). */
+export type WorkspaceMap = ReadonlyMap<string, PackageEntries>;
 
 /** The compiler's module resolution answers by tsconfig, for the life of the process (checked.ts ResolutionMemo). */
 const resolutionMemos = new Map<string, ResolutionMemo>();
 
 /**
- * Forget what this process keeps between exports outside sessions (workspace maps, module resolution
+ * Forget what this process keeps between exports outside sessions (workspace views, module resolution
  * answers): the next export reads everything again. Kept answers are validated before use, so this is
  * never needed for correctness; tests use it to compare with an export that remembers nothing.
  */
 export function forgetGraphMemos(): void {
-  workspaceMemos.clear();
+  forgetKeptViews();
   resolutionMemos.clear();
 }
 
@@ -77,62 +72,6 @@ export function resolutionMemoOf(configPath: string): ResolutionMemo {
     resolutionMemos.set(configPath, m);
   }
   return m;
-}
-
-/**
- * Workspace packages by name, for bare specifiers kiln resolves itself: the workspace's packages,
- * and this one if it is not among them. The workspace's map is kept for the process (by workspace
- * root) while every file it was read from, and the directories packages are listed in, has the same
- * size and modification time (workspaceStamp).
- */
-export async function loadWorkspace(root: string): Promise<WorkspaceMap> {
-  const wsRoot = findWorkspaceRoot(root);
-  let base: WorkspaceMap = new Map();
-  let roots: string[] = [];
-  const kept = wsRoot ? workspaceMemos.get(wsRoot) : undefined;
-  if (kept && kept.stamp === workspaceStamp(wsRoot, kept.roots)) {
-    base = kept.map;
-    roots = kept.roots;
-  } else if (wsRoot) {
-    const before = workspaceStamp(wsRoot, []);
-    try {
-      const ws = await discoverWorkspace(wsRoot);
-      for (const p of ws.projects) roots.push(join(wsRoot, p.root));
-    } catch {
-      // no workspace: only this package
-    }
-    // Stamped before the manifests are read: a change while they are read makes the next run read again.
-    const stamp = workspaceStamp(wsRoot, roots);
-    for (const r of roots) {
-      const info = await readPackageInfo(r);
-      if (!info.found || info.invalid) continue;
-      if (!base.has(info.name)) base.set(info.name, { root: r, info, outDirs: await buildOutputDirs(r) });
-    }
-    if (before === workspaceStamp(wsRoot, [])) workspaceMemos.set(wsRoot, { stamp, roots, map: base });
-  }
-  if (roots.includes(root)) return base;
-  const info = await readPackageInfo(root);
-  if (!info.found || info.invalid || base.has(info.name)) return base;
-  return new Map(base).set(info.name, { root, info, outDirs: await buildOutputDirs(root) });
-}
-
-/** Size and modification time of every file a workspace map is read from, and of the directories holding the packages. */
-function workspaceStamp(wsRoot: string | undefined, roots: string[]): string {
-  const paths: string[] = [];
-  if (wsRoot) paths.push(join(wsRoot, 'package.json'), join(wsRoot, 'pnpm-workspace.yaml'), join(wsRoot, 'nx.json'));
-  for (const r of roots) {
-    paths.push(dirname(r), join(r, 'package.json'), join(r, 'tsconfig.json'), join(r, 'tsconfig.lib.json'), join(r, 'tsconfig.build.json'));
-  }
-  return paths
-    .map((p) => {
-      try {
-        const st = statSync(p);
-        return `${st.mtimeMs}:${st.size}`;
-      } catch {
-        return '-';
-      }
-    })
-    .join('|');
 }
 
 /** One export's import resolution: answers for its pending imports, with per-export caches. */

@@ -20,24 +20,15 @@
  * - namespace imports (`import * as ns`) are not followed (which member is used is not recorded), nor
  *   names a module takes from a package it re-exports (`export { x } from 'pkg'` inside a chain).
  *
- * Other packages' slices come from the store by content when it has them, else are extracted here;
- * either way the same slices (a slice is a function of the content), so the edges do not depend on
- * what the store holds.
+ * Other packages' slices come from the workspace view (view/foreign.ts: by content from the store
+ * when it has them, else digested by the view's pool); either way the same slices (a slice is a
+ * function of the content), so the edges do not depend on what the store holds.
  */
-import { readFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
-import { extractSlice } from '../facts/extract.js';
 import type { DeclKind, Slice } from '../facts/slice.js';
-import { sha256Hex } from '../digest/hash.js';
 import { declarationIdentity } from '../identity/identity.js';
-import { fileKind, type Variant } from '../parse/language.js';
-import { contentKey, loadContentMap, SliceResolver } from '../store/lookup.js';
-import type { PackRef } from '../store/pack.js';
-import { buildOutputDirs, listSourceFiles } from '../view/files.js';
-import { resolveSpecifier } from '../view/resolve.js';
-import { ModuleExports, type Target } from '../view/surface.js';
-import type { Locator } from './locate.js';
-import { parserMismatch } from '../parse/parser-version.js';
+import type { ForeignFiles } from '../view/foreign.js';
+import type { ModuleExports, Target } from '../view/surface.js';
 
 const toPosix = (p: string) => p.split(sep).join('/');
 const TYPE_KINDS: ReadonlySet<DeclKind> = new Set<DeclKind>(['interface', 'type']);
@@ -48,165 +39,21 @@ export interface SyntaxTarget {
   kind: DeclKind;
 }
 
-interface ForeignPackage {
-  root: string;
-  files: Set<string>;
-  slices: Map<string, Slice>;
-  modules?: ModuleExports;
-}
-
-/**
- * Slices of other workspace packages' files, loaded on demand (the closure of a file's export and
- * re-export chains), and their export tables.
- */
-export class ForeignSlices {
-  private readonly packages = new Map<string, Promise<ForeignPackage | null>>();
-  /** The packages `prepare` loaded, by root. */
-  private readonly ready = new Map<string, ForeignPackage | null>();
-  private contentMap: Promise<Map<string, PackRef>> | undefined;
-  private readonly resolver: SliceResolver | undefined;
-
-  constructor(
-    private readonly locator: Locator,
-    private readonly storeDir: string | null,
-    private readonly digestSchema: number,
-    private readonly maxFileSize: number,
-    /** Slices by content key kept between exports in one process (a session); filled here. */
-    private readonly memory?: Map<string, Slice>,
-  ) {
-    // Another parser than the store's slices were made by: other packages are parsed, not looked up.
-    this.resolver = storeDir && !parserMismatch() ? new SliceResolver(storeDir, digestSchema) : undefined;
-  }
-
-  private pkg(root: string): Promise<ForeignPackage | null> {
-    let p = this.packages.get(root);
-    if (!p) {
-      p = (async () => {
-        try {
-          const outDirs = await buildOutputDirs(root);
-          const files = await listSourceFiles(root, outDirs);
-          const pkg: ForeignPackage = { root, files: new Set(files), slices: new Map() };
-          this.ready.set(root, pkg);
-          return pkg;
-        } catch {
-          this.ready.set(root, null);
-          return null;
-        }
-      })();
-      this.packages.set(root, p);
-    }
-    return p;
-  }
-
-  private async sliceOf(abs: string, rel: string): Promise<Slice | null> {
-    const kind = fileKind(rel);
-    if (!kind) return null;
-    let bytes: Buffer;
-    try {
-      bytes = readFileSync(abs);
-    } catch {
-      return null;
-    }
-    const hash = sha256Hex(bytes);
-    const key = contentKey(hash, kind.variant);
-    const kept = this.memory?.get(key);
-    if (kept) return kept;
-    const slice = await this.load(bytes, hash, kind.variant);
-    if (slice) this.memory?.set(key, slice);
-    return slice;
-  }
-
-  private async load(bytes: Buffer, hash: string, variant: Variant): Promise<Slice | null> {
-    if (this.storeDir && this.resolver) {
-      try {
-        this.contentMap ??= loadContentMap(this.storeDir, this.digestSchema);
-        const ref = (await this.contentMap).get(contentKey(hash, variant));
-        if (ref) {
-          const r = await this.resolver.resolve(ref, hash, variant);
-          if (r.status === 'hit') return r.slice;
-        }
-      } catch {
-        // the store is an optimisation: extract below
-      }
-    }
-    try {
-      return extractSlice(bytes, variant, { digestSchema: this.digestSchema, maxFileSize: this.maxFileSize });
-    } catch {
-      return null;
-    }
-  }
-
-  /**
-   * Load the slices `exportsOf` will need for these files of other packages (absolute source paths):
-   * each file and, transitively, the modules its exports come from.
-   */
-  async prepare(absFiles: Iterable<string>): Promise<void> {
-    const queue: { pkg: ForeignPackage; rel: string }[] = [];
-    const want = async (abs: string) => {
-      const place = this.locator.place(abs);
-      if (!place || place.external) return;
-      const pkg = await this.pkg(place.root);
-      if (!pkg || !pkg.files.has(place.rel) || pkg.slices.has(place.rel)) return;
-      queue.push({ pkg, rel: place.rel });
-    };
-    for (const abs of absFiles) await want(abs);
-    while (queue.length) {
-      const batch = queue.splice(0).filter((q, i, all) => !q.pkg.slices.has(q.rel) && all.findIndex((x) => x.pkg === q.pkg && x.rel === q.rel) === i);
-      const loaded = await Promise.all(batch.map((q) => this.sliceOf(join(q.pkg.root, q.rel), q.rel)));
-      batch.forEach((q, i) => {
-        const slice = loaded[i];
-        if (!slice) return;
-        q.pkg.slices.set(q.rel, slice);
-        q.pkg.modules = undefined;
-        const exported = new Set(slice.exports.map((e) => e.local));
-        const specs = [
-          ...slice.reexports.map((r) => r.specifier),
-          ...slice.imports.filter((imp) => imp.bindings.some((b) => exported.has(b.local))).map((imp) => imp.specifier),
-        ];
-        for (const spec of specs) {
-          const next = resolveSpecifier(q.rel, spec, q.pkg.files);
-          if (next && !q.pkg.slices.has(next)) queue.push({ pkg: q.pkg, rel: next });
-        }
-      });
-    }
-  }
-
-  /**
-   * Everything `exported` answers from, once prepared: each package's root, files and loaded slices
-   * (by content). Equal fingerprints give equal answers.
-   */
-  fingerprint(): string {
-    const parts: string[] = [];
-    for (const root of [...this.ready.keys()].sort()) {
-      const pkg = this.ready.get(root);
-      parts.push(root, this.locator.packageOfDir(root)?.name ?? '');
-      if (!pkg) continue;
-      parts.push([...pkg.files].join('\u0001'));
-      for (const rel of [...pkg.slices.keys()].sort()) {
-        const s = pkg.slices.get(rel)!;
-        parts.push(`${rel}\u0001${s.contentHash}\u0001${s.variant}`);
-      }
-    }
-    return parts.join('\u0000');
-  }
-
-  /** What `name` exported by an (already prepared) file of another package is: its declarations. */
-  exported(abs: string, name: string): SyntaxTarget[] {
-    const place = this.locator.place(abs);
-    if (!place || place.external) return [];
-    const pkg = this.ready.get(place.root);
-    if (!pkg) return [];
-    pkg.modules ??= new ModuleExports(pkg.slices, pkg.files);
-    const targets = implementationOf(pkg.modules.exportsOf(place.rel).names.get(name) ?? [], (f) => pkg.slices.get(f));
-    return targets.flatMap((t) => {
-      const slice = pkg.slices.get(t.file);
-      const d = slice?.decls[t.decl];
-      if (!slice || !d) return [];
-      const tp = this.locator.place(join(pkg.root, t.file));
-      if (!tp || tp.external) return [];
-      return [{ id: declarationIdentity(tp, d), kind: d.kind }];
-    });
-  }
+/** What `name` exported by an (already prepared, view/foreign.ts) file of another package is: its declarations. */
+export function foreignExported(foreign: ForeignFiles, abs: string, name: string): SyntaxTarget[] {
+  const place = foreign.locator.place(abs);
+  if (!place || place.external) return [];
+  const pkg = foreign.packageAt(place.root);
+  if (!pkg) return [];
+  const targets = implementationOf(foreign.modulesOf(pkg).exportsOf(place.rel).names.get(name) ?? [], (f) => pkg.slices.get(f));
+  return targets.flatMap((t) => {
+    const slice = pkg.slices.get(t.file);
+    const d = slice?.decls[t.decl];
+    if (!slice || !d) return [];
+    const tp = foreign.locator.place(join(pkg.root, t.file));
+    if (!tp || tp.external) return [];
+    return [{ id: declarationIdentity(tp, d), kind: d.kind }];
+  });
 }
 
 /** One resolved mention: the target and whether it is certainly a type-only mention. */
@@ -228,7 +75,7 @@ export function resolveMention(
   ownSlice: (file: string) => Slice | undefined,
   ownTarget: (t: Target) => SyntaxTarget,
   foreignFile: (specifier: string) => { own?: string; abs?: string } | undefined,
-  foreign: ForeignSlices,
+  foreign: ForeignFiles,
 ): Mention[] {
   const out: Mention[] = [];
   const local: Target[] = [];
@@ -250,7 +97,7 @@ export function resolveMention(
     } else {
       const where = foreignFile(imp.specifier);
       if (where?.own !== undefined) targets = implementationOf(modules.exportsOf(where.own).names.get(b.imported) ?? [], ownSlice).map(ownTarget);
-      else if (where?.abs !== undefined) targets = foreign.exported(where.abs, b.imported);
+      else if (where?.abs !== undefined) targets = foreignExported(foreign, where.abs, b.imported);
     }
     for (const target of targets) out.push({ target, typeOnly: typeOnlyImport || TYPE_KINDS.has(target.kind) });
   }

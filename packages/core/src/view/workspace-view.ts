@@ -11,10 +11,17 @@
  * - every parse goes through the view's pool and the store. The pool starts only when more files miss
  *   the store than are worth digesting on the calling thread (the usual warm run after an edit: one or
  *   a few files; booting a worker would cost ~1–2 s), and `close` ends it;
- * - nothing read here depends on where the workspace is: reports and reach are workspace-relative.
+ * - nothing read here depends on where the workspace is: reports and reach are workspace-relative;
+ * - what the codegraph reads of other packages comes from here too: the packages by name with their
+ *   entries and output folders (`packageInfos`, read once per view), and files of other packages
+ *   located and sliced through the view's store and pool (`foreign`, view/foreign.ts).
  */
 import { join, posix } from 'node:path';
 import { diagnostic, type Diagnostic } from '../diagnostics/diagnostic.js';
+import type { Slice } from '../facts/slice.js';
+import { defaultStoreDir } from '../store/format.js';
+import { DEFAULT_MAX_FILE_SIZE } from '../parse/decode.js';
+import { DIGEST_SCHEMA } from '../version.js';
 import { createDigestPool, defaultWorkerCount, type DigestPool } from '../pool/pool.js';
 import digestFile from '../pool/worker.js';
 import { typescript } from '../parse/typescript.js';
@@ -22,6 +29,9 @@ import { discoverWorkspace, type WorkspaceProject } from '../workspace/discover.
 import { readLockfile, type Lockfile } from '../workspace/lockfile.js';
 import { findTsconfig, readTsconfig, type TsconfigView } from '../workspace/tsconfig.js';
 import { digestTree } from './digest-tree.js';
+import { buildOutputDirs } from './files.js';
+import { ForeignFiles } from './foreign.js';
+import { readPackageInfo, type PackageInfo } from './package.js';
 import { computeReach, createReachCaches, type ReachCaches, type ReachPackage, type ReachResult } from './reach.js';
 import type { DigestReport } from './report.js';
 
@@ -45,6 +55,14 @@ export interface PackageView {
   diagnostics: Diagnostic[];
 }
 
+/** A workspace package as the codegraph resolves bare specifiers to it: its manifest's entries and build output folders. */
+export interface PackageEntries {
+  /** Absolute directory. */
+  root: string;
+  info: PackageInfo;
+  outDirs: string[];
+}
+
 /** Names of the workspace packages a project depends on: manifest dependencies of any kind, sorted. */
 export function workspaceDependencyNames(p: WorkspaceProject, byName: ReadonlyMap<string, WorkspaceProject>): string[] {
   const m = p.manifest ?? {};
@@ -66,6 +84,7 @@ export class WorkspaceView {
   private readonly loaded = new Map<string, WorkspaceProject>();
   private pool: DigestPool | undefined;
   private inlineLeft: number;
+  private entries: Promise<Map<string, PackageEntries>> | undefined;
   /** The digest pool the view's trees share (lazy: see INLINE_MISSES). */
   readonly digestPool: DigestPool;
 
@@ -94,15 +113,58 @@ export class WorkspaceView {
     return new WorkspaceView(root, ws.kind, ws.projects, lockfile, ws.diagnostics, options);
   }
 
+  /** A view of no packages at `root` (no workspace found, or it could not be discovered): its store and pool only. */
+  static async empty(root: string, options: WorkspaceViewOptions = {}): Promise<WorkspaceView> {
+    return new WorkspaceView(root, 'single', [], await readLockfile(root), [], options);
+  }
+
   /** Discovery's and the lockfile's diagnostics, as of now (the lockfile reports some as it is read). */
   get diagnostics(): Diagnostic[] {
     return [...this.discoveryDiagnostics, ...this.lockfile.diagnostics];
   }
 
-  /** End the digest pool, if one was started. The view's packages stay readable. */
+  /**
+   * End the digest pool, if one was started. The view's packages stay readable; a view used again
+   * (kept between exports, view/kept-views.ts) digests its next few misses inline again.
+   */
   async close(): Promise<void> {
-    await this.pool?.destroy();
+    // Unset first: a task asked for meanwhile (another reading of a kept view) starts a new pool.
+    const pool = this.pool;
     this.pool = undefined;
+    await pool?.destroy();
+    if (this.options.workers === undefined) this.inlineLeft = INLINE_MISSES;
+  }
+
+  /**
+   * The workspace packages by name with their entries and build output folders, read once per view:
+   * in discovery order, the first of a name wins; a package without a readable, valid manifest is left out.
+   */
+  packageInfos(): Promise<ReadonlyMap<string, PackageEntries>> {
+    return (this.entries ??= (async () => {
+      const out = new Map<string, PackageEntries>();
+      for (const p of this.projects) {
+        const root = join(this.root, p.root);
+        const info = await readPackageInfo(root);
+        if (!info.found || info.invalid) continue;
+        if (!out.has(info.name)) out.set(info.name, { root, info, outDirs: await buildOutputDirs(root) });
+      }
+      return out;
+    })());
+  }
+
+  /**
+   * Files of other packages for one reading (a graph export): located, and sliced through the view's
+   * store and pool (view/foreign.ts). One per reading: its per-file caches assume files stand still.
+   */
+  foreign(options: { maxFileSize?: number; memory?: Map<string, Slice> } = {}): ForeignFiles {
+    const storeDir = this.options.store === false ? null : this.options.store ?? defaultStoreDir();
+    return new ForeignFiles({
+      storeDir,
+      schema: DIGEST_SCHEMA,
+      maxFileSize: options.maxFileSize ?? DEFAULT_MAX_FILE_SIZE,
+      ...(this.options.workers === 0 ? {} : { pool: this.digestPool }),
+      ...(options.memory ? { memory: options.memory } : {}),
+    });
   }
 
   /** Prepared packages by root. */

@@ -1,14 +1,14 @@
 /**
- * Where a file outside the exported package belongs, for the codegraph: which workspace package holds
- * it (nearest package.json), its module identity there, the identities of its declarations, and which
- * workspace package a bare specifier names (package.json `exports`/`main` of a workspace package,
- * resolved by kiln without node_modules links).
+ * Where a file of another package belongs (the codegraph asks, through view/foreign.ts): which
+ * package holds it (nearest package.json), its module there, the identities of its declarations, and
+ * the workspace root above a package.
  *
  * Invariants: ids never contain absolute paths; a file under `node_modules` is external (its package is
  * named, never its path); a file in another package's build output (`dist/x.d.ts`) is mapped back to
  * the source it was built from, and a declaration found there is used only if the source declares
  * the same identity — otherwise nothing is returned (never guessed). Synchronous file reads, cached
- * per export; nothing happens at import time.
+ * per Locator (one per export: files may change between exports); nothing happens at import time.
+ * `sliceOf` extracts on the calling thread: the checker asks for declarations synchronously.
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
@@ -16,9 +16,8 @@ import { extractSlice } from '../facts/extract.js';
 import type { Slice } from '../facts/slice.js';
 import { declarationIdentity } from '../identity/identity.js';
 import { fileKind, logicalModulePath, type Language } from '../parse/language.js';
-import { resolveInTree } from '../view/resolve.js';
-import { UNNAMED_PACKAGE } from '../view/package.js';
-import { moduleId } from './records.js';
+import { resolveInTree } from './resolve.js';
+import { UNNAMED_PACKAGE } from './package.js';
 
 export interface PackageRoot {
   /** Absolute directory. */
@@ -31,7 +30,7 @@ export interface PackageRoot {
 /** A file's place in the workspace. */
 export type FilePlace =
   | { external: true; package: string }
-  | { external: false; package: string; root: string; rel: string; language: Language; module: string; moduleId: string };
+  | { external: false; package: string; root: string; rel: string; language: Language; module: string };
 
 const toPosix = (p: string) => p.split(sep).join('/');
 
@@ -90,7 +89,7 @@ export class Locator {
     rel = this.sourceOf(pkg, rel) ?? rel;
     const lang = fileKind(rel)?.language ?? kind.language;
     const module = logicalModulePath(rel);
-    return { external: false, package: pkg.name, root: pkg.root, rel, language: lang, module, moduleId: moduleId(lang, pkg.name, module) };
+    return { external: false, package: pkg.name, root: pkg.root, rel, language: lang, module };
   }
 
   /**
@@ -164,11 +163,6 @@ export class Locator {
     }
     return declarationIdentity(place, d);
   }
-}
-
-/** Workspace packages by name, for bare specifiers kiln resolves itself. */
-export interface WorkspacePackages {
-  byName: Map<string, PackageRoot>;
 }
 
 /** The workspace root above a package: the nearest ancestor with workspaces, pnpm-workspace.yaml or nx.json. */
