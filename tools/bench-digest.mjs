@@ -97,7 +97,16 @@ await copyFile(join(repoRoot, 'packages/core/package.json'), join(tmpRoot, 'core
 await symlink(join(repoRoot, 'node_modules'), join(tmpRoot, 'node_modules'), 'dir');
 const core = await import(pathToFileURL(join(coreDist, 'index.js')).href);
 const { parseTypeScript } = await import(pathToFileURL(join(coreDist, 'parse/typescript.js')).href);
-const { extractSlice, digestTree, createDigestPool, fileKind, decodeSource, DEFAULT_MAX_FILE_SIZE } = core;
+const { digestTree } = core;
+/** The engine's internal modules (not on its public entry). */
+const coreModule = (rel) => import(pathToFileURL(join(coreDist, rel)).href);
+const { extractSlice } = await coreModule('facts/extract.js');
+const { createDigestPool } = await coreModule('pool/pool.js');
+const { fileKind } = await coreModule('parse/language.js');
+const { decodeSource, DEFAULT_MAX_FILE_SIZE } = await coreModule('parse/decode.js');
+const { sha256Hex } = await coreModule('digest/hash.js');
+const { listSourceFiles } = await coreModule('view/files.js');
+const { viewIdOf } = await coreModule('store/format.js');
 /** Internal stages of extractSlice, for the timing split (absent stages are skipped). */
 const optionalImport = (rel) => import(pathToFileURL(join(coreDist, rel)).href).catch(() => ({}));
 const { findMeaningfulComments } = await optionalImport('facts/comments.js');
@@ -289,7 +298,7 @@ const inMemory = [
 ];
 // Stages of extractSlice measured on their own (same files, same thread) to split its time.
 const stages = [
-  { id: 'stage-decode', label: 'decode UTF-8 + sha256 of the bytes', run: (f) => decodeSource(f.bytes, DEFAULT_MAX_FILE_SIZE).ok + core.sha256Hex(f.bytes).length },
+  { id: 'stage-decode', label: 'decode UTF-8 + sha256 of the bytes', run: (f) => decodeSource(f.bytes, DEFAULT_MAX_FILE_SIZE).ok + sha256Hex(f.bytes).length },
   findDeepRegions && { id: 'stage-nesting', label: 'nesting pre-scan (parse/nesting.ts findDeepRegions)', run: (f) => findDeepRegions(f.text).length },
   findMeaningfulComments && { id: 'stage-comments', label: 'meaningful-comment scan (facts/comments.ts)', run: (f) => findMeaningfulComments(f.text, f.variant === 'tsx' || f.variant === 'jsx').length },
 ].filter(Boolean);
@@ -316,18 +325,18 @@ const FRESH_THREAD = `
 const { parentPort, workerData } = require('node:worker_threads');
 const { readFileSync } = require('node:fs');
 (async () => {
-  const core = await import(workerData.core);
+  const { extractSlice } = await import(workerData.extract);
   const files = workerData.files.map(([p, v]) => [readFileSync(p), v]);
   const out = [];
   let t = performance.now();
-  core.extractSlice(Buffer.from('export const x = 1;\\n'), 'ts'); // loads the parser
+  extractSlice(Buffer.from('export const x = 1;\\n'), 'ts'); // loads the parser
   out.push(performance.now() - t);
   const { parseTypeScript } = await import(workerData.parse);
   const texts = files.map(([b, v]) => [b.toString('utf8'), v]);
   for (let i = 0; i < workerData.passes; i++) {
     t = performance.now();
     if (workerData.op === 'parse') for (const [s, v] of texts) parseTypeScript(s, v);
-    else for (const [b, v] of files) core.extractSlice(b, v);
+    else for (const [b, v] of files) extractSlice(b, v);
     out.push(performance.now() - t);
   }
   parentPort.postMessage(out);
@@ -338,7 +347,7 @@ function freshThreadPasses(files, passes, env = process.env, op = 'extract') {
     const w = new Worker(FRESH_THREAD, {
       eval: true,
       env,
-      workerData: { core: pathToFileURL(join(coreDist, 'index.js')).href, parse: pathToFileURL(join(coreDist, 'parse/typescript.js')).href, files, passes, op },
+      workerData: { extract: pathToFileURL(join(coreDist, 'facts/extract.js')).href, parse: pathToFileURL(join(coreDist, 'parse/typescript.js')).href, files, passes, op },
       resourceLimits: { stackSizeMb: 8 },
     });
     w.once('message', (m) => {
@@ -363,9 +372,9 @@ const { readFileSync } = require('node:fs');
   if (workerData.op === 'spin') {
     work = () => { let x = 0; for (let i = 0; i < 3e8; i++) x = (x * 31 + i) | 0; return x; };
   } else {
-    const core = await import(workerData.core);
+    const { extractSlice } = await import(workerData.extract);
     const files = workerData.files.map(([p, v]) => [readFileSync(p), v]);
-    work = () => { let n = 0; for (let r = 0; r < 2; r++) for (const [b, v] of files) n += core.extractSlice(b, v).decls.length; return n; };
+    work = () => { let n = 0; for (let r = 0; r < 2; r++) for (const [b, v] of files) n += extractSlice(b, v).decls.length; return n; };
   }
   for (let i = 0; i < (workerData.op === 'spin' ? 1 : 3); i++) work();
   parentPort.postMessage('ready');
@@ -375,7 +384,7 @@ const { readFileSync } = require('node:fs');
 async function concurrentThreads(n, op, files) {
   const ws = Array.from({ length: n }, () => new Worker(CONCURRENT_THREAD, {
     eval: true,
-    workerData: { core: pathToFileURL(join(coreDist, 'index.js')).href, files, op },
+    workerData: { extract: pathToFileURL(join(coreDist, 'facts/extract.js')).href, files, op },
     resourceLimits: { stackSizeMb: 8 },
   }));
   try {
@@ -532,15 +541,15 @@ try {
     const s0 = freshStore();
     splits.inThread.push(await measure(async () => check(await digestTree(stage, { store: s0, workers: 0 }), files.length)));
     // warm splits on the same store: the stages digestTree runs on its thread when every file hits
-    const listed = await measure(() => core.listSourceFiles(stage));
+    const listed = await measure(() => listSourceFiles(stage));
     splits.list.push(listed);
     const rels = listed.value;
-    const hashed = await measure(() => rels.map((rel) => core.sha256Hex(readFileSync(join(stage, rel)))));
+    const hashed = await measure(() => rels.map((rel) => sha256Hex(readFileSync(join(stage, rel)))));
     splits.readHash.push(hashed);
     // The warm lookup phase as digestTree runs it (store/lookup.ts): the view's manifest (one entry),
     // each pack it names read once (integrity-checked), every slice decoded and re-verified.
     const looked = await measure(async () => {
-      const m = await readManifest(lastStore, core.viewIdOf(stage), core.DIGEST_SCHEMA);
+      const m = await readManifest(lastStore, viewIdOf(stage), core.DIGEST_SCHEMA);
       if (m.status !== 'hit') throw new Error(`warm split: the view's manifest is ${m.status}`);
       const resolver = new SliceResolver(lastStore, core.DIGEST_SCHEMA);
       const out = await Promise.all(rels.map((rel, i) => {
@@ -560,8 +569,8 @@ try {
     writes.push(await measure(async () => {
       const ref = await writePack(wStore, items);
       const files = new Map(rels.map((rel, i) => [rel, { contentHash: items[i].contentHash, variant: items[i].variant, pack: 0 }]));
-      await writeManifest(wStore, core.viewIdOf(stage), core.DIGEST_SCHEMA, encodeManifest({ packs: [ref], files }, core.DIGEST_SCHEMA));
-      await registerView(wStore, core.DIGEST_SCHEMA, core.viewIdOf(stage));
+      await writeManifest(wStore, viewIdOf(stage), core.DIGEST_SCHEMA, encodeManifest({ packs: [ref], files }, core.DIGEST_SCHEMA));
+      await registerView(wStore, core.DIGEST_SCHEMA, viewIdOf(stage));
     }));
     // How many store entries (cacache index keys) a cold run wrote, and a warm run added.
     const before = Object.keys(await cacache.ls(lastStore)).length;

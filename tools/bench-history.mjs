@@ -175,6 +175,8 @@ if (!existsSync(join(coreDist, 'index.js'))) {
   process.exit(2);
 }
 const core = await import(pathToFileURL(join(coreDist, 'index.js')).href);
+// The kiln judge (compile/equivalence.js: not on @kiln/core's public entry).
+const equivalence = await import(pathToFileURL(join(coreDist, 'compile/equivalence.js')).href);
 const cache = resolve(args.cache);
 const t0 = performance.now();
 const log = (m) => process.stderr.write(`${m}\n`);
@@ -800,7 +802,7 @@ async function checkPairs(list) {
   const judge = async (fn, a, b) => {
     try {
       const r = await fn(a, b, { exclude });
-      return { equal: !!r.equal, compared: r.compared, differences: r.differences.slice(0, 8).map((d) => (typeof d === 'string' ? d : core.formatDifference(d)).slice(0, 400)) };
+      return { equal: !!r.equal, compared: r.compared, differences: r.differences.slice(0, 8).map((d) => (typeof d === 'string' ? d : equivalence.formatDifference(d)).slice(0, 400)) };
     } catch (e) {
       return { equal: false, compared: 0, differences: [`judge threw: ${String(e?.message ?? e).slice(0, 300)}`], threw: true };
     }
@@ -828,7 +830,7 @@ async function checkPairs(list) {
       files: [metaA.files, metaB.files],
       ts: [metaA.ts, metaB.ts],
       fatal,
-      kiln: await judge((x, y, o) => core.compareOutputs(x, y, o), a, b),
+      kiln: await judge((x, y, o) => equivalence.compareOutputs(x, y, o), a, b),
       token: await judge(judgeOutputs, a, b),
     };
   }

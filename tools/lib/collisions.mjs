@@ -19,7 +19,9 @@
  */
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
-import { extractSlice, fileKind, identityKey, logicalModulePath } from '@kiln/core';
+import { extractSlice } from '../../packages/core/dist/facts/extract.js';
+import { identityKey } from '../../packages/core/dist/identity/identity.js';
+import { fileKind, logicalModulePath } from '../../packages/core/dist/parse/language.js';
 import { loadCorpus, typescriptLibFiles } from './corpus.mjs';
 
 /**

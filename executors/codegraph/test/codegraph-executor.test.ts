@@ -15,7 +15,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
-import { readGraph, validateGraphRecord } from '@kiln/core';
+import { readGraph } from '../../../packages/core/dist/graph/read.js';
+import { validateGraphRecord } from '../../../packages/core/dist/graph/schema.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const NX_PKG = dirname(createRequire(join(REPO, 'package.json')).resolve('nx/package.json'));

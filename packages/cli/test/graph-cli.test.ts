@@ -8,7 +8,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readGraph } from '@kiln/core';
+import { readGraph } from '../../core/dist/graph/read.js';
 import { GEO, writeTree } from '../../core/test/lib/graph-fixtures.js';
 
 const root = resolve(__dirname, '../../..');

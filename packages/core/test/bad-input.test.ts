@@ -14,7 +14,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { diffReports, digestTree, extractSlice, DEFAULT_MAX_FILE_SIZE, type DigestReport, type DiagnosticCode } from '@kiln/core';
+import { diffReports, digestTree, type DigestReport, type DiagnosticCode } from '@kiln/core';
+import { extractSlice } from '../dist/facts/extract.js';
+import { DEFAULT_MAX_FILE_SIZE } from '../dist/parse/decode.js';
 
 const temps: string[] = [];
 async function tempDir(prefix = 'kiln-bad-'): Promise<string> {
@@ -256,7 +258,8 @@ describe('10 000-deep nesting', () => {
   it('extractSlice gives the same slice on the calling thread as in a worker for every deep input', async () => {
     const { Worker } = await import('node:worker_threads');
     const { createRequire } = await import('node:module');
-    const entry = createRequire(import.meta.url).resolve('@kiln/core');
+    // extractSlice's module in the built package (not on the public entry).
+    const entry = join(createRequire(import.meta.url).resolve('@kiln/core'), '../facts/extract.js');
     const texts = Object.values(DEEP).map((d) => NEIGHBOURS + d + TRAILER);
     const here = texts.map((t) => JSON.stringify(extractSlice(Buffer.from(t), 'ts')));
     for (const stackSizeMb of [2, 16]) {

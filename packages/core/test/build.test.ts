@@ -7,16 +7,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { SourceMap } from 'node:module';
-import {
-  blankNonMeaningfulComments,
-  compareOutputs,
-  compileProject,
-  extractSlice,
-  fileKind,
-  formatDifference,
-  listComments,
-  type CompileResult,
-} from '@kiln/core';
+import { compileProject, type CompileResult } from '@kiln/core';
+import { blankNonMeaningfulComments, listComments } from '../dist/compile/blank-comments.js';
+import { compareOutputs, formatDifference } from '../dist/compile/equivalence.js';
+import { extractSlice } from '../dist/facts/extract.js';
+import { fileKind } from '../dist/parse/language.js';
 // @ts-expect-error — plain ESM helper shared with tools/, no type declarations
 import { loadCorpus } from '../../../tools/lib/corpus.mjs';
 import { cleanup, JSX_SHIM, libTree, listTree, makeLib, read, referenceBuild, tempDir, writeTree, type Tree } from './lib/build-fixtures.js';

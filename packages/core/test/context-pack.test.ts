@@ -9,7 +9,8 @@ import { cpSync, mkdtempSync, rmSync, unlinkSync, writeFileSync, readFileSync } 
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { contextPack, estimateTokens, explainContext, exportGraph, graphText, loadGraph, type ContextPack, type LoadedGraph } from '@kiln/core';
+import { contextPack, explainContext, exportGraph, graphText, loadGraph, type LoadedGraph } from '@kiln/core';
+import { estimateTokens, type ContextPack } from '../dist/graph/context/pack.js';
 
 const root = resolve(__dirname, '../../..');
 const shopSrc = join(root, 'fixtures/graph/shop');

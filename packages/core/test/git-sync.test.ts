@@ -13,7 +13,8 @@
 import { mkdir, symlink, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { digestTree, listSourceFiles, type DigestReport } from '@kiln/core';
+import { digestTree, type DigestReport } from '@kiln/core';
+import { listSourceFiles } from '../src/view/files.js';
 import { GIT_SYNC_MIN_FILES } from '../src/view/digest-tree.js';
 import { gitBlobId, gitTreeState } from '../src/view/git-state.js';
 import { git, tempDirs } from './lib/git-repo.js';

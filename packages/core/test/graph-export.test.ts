@@ -12,7 +12,8 @@ import { chmod, cp, mkdir, mkdtemp, readdir, rm, stat, symlink, writeFile } from
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exportGraph, graphText, type GraphExportResult, type KnownRecord } from '@kiln/core';
+import { exportGraph, graphText, type GraphExportResult } from '@kiln/core';
+import type { KnownRecord } from '../dist/graph/records.js';
 import { ALIAS_MONOREPO, GEO, NPM_WORKSPACE, writeTree } from './lib/graph-fixtures.js';
 
 let tmp: string;

@@ -10,7 +10,8 @@ import { cp, mkdir, mkdtemp, readFile, rename, rm, unlink, writeFile } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGraphSession, exportGraph, forgetGraphMemos, graphText, type GraphExportOptions } from '@kiln/core';
+import { createGraphSession, exportGraph, graphText, type GraphExportOptions } from '@kiln/core';
+import { forgetGraphMemos } from '../dist/graph/resolve.js';
 import { GEO, NPM_WORKSPACE, writeTree } from './lib/graph-fixtures.js';
 
 let tmp: string;

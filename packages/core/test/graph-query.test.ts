@@ -16,19 +16,18 @@ import {
   formatNeighborsText,
   formatSummaryText,
   graphSummary,
-  GraphIndex,
   graphText,
   KilnError,
   loadGraph,
   moduleView,
   neighborhood,
-  readGraph,
-  resolveNode,
-  splitIdentifier,
   contextPack,
-  type QueryHeader,
-  type QueryRecord,
 } from '@kiln/core';
+import { GraphIndex } from '../dist/graph/query/graph-index.js';
+import { readGraph } from '../dist/graph/read.js';
+import { resolveNode } from '../dist/graph/query/lookup.js';
+import { splitIdentifier } from '../dist/graph/query/terms.js';
+import type { QueryHeader, QueryRecord } from '../dist/graph/query/model.js';
 import { ALIAS_MONOREPO, writeTree } from './lib/graph-fixtures.js';
 
 const root = resolve(__dirname, '../../..');

@@ -12,20 +12,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import AjvModule from 'ajv/dist/2020.js';
 import {
   CODES,
-  EDGE_KINDS,
   exportGraph,
   GRAPH_SCHEMA_VERSION,
   graphSchema,
-  graphSchemaPath,
   graphText,
-  isOpaqueRecord,
   KilnError,
-  NODE_KINDS,
-  readGraph,
-  validateGraphRecord,
-  writeGraph,
-  type KnownRecord,
 } from '@kiln/core';
+import { EDGE_KINDS, NODE_KINDS, type KnownRecord } from '../dist/graph/records.js';
+import { graphSchemaPath, validateGraphRecord } from '../dist/graph/schema.js';
+import { isOpaqueRecord, readGraph, writeGraph } from '../dist/graph/read.js';
 import { GEO, writeTree } from './lib/graph-fixtures.js';
 
 let tmp: string;

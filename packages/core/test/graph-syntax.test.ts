@@ -13,7 +13,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import AjvModule from 'ajv/dist/2020.js';
-import { exportGraph, graphSchema, graphText, type GraphExportResult, type KnownRecord } from '@kiln/core';
+import { exportGraph, graphSchema, graphText, type GraphExportResult } from '@kiln/core';
+import type { KnownRecord } from '../dist/graph/records.js';
 import { ALIAS_MONOREPO, GEO, NPM_WORKSPACE, writeTree } from './lib/graph-fixtures.js';
 
 let tmp: string;

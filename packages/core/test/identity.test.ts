@@ -7,7 +7,8 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { digestTree, extractSlice } from '@kiln/core';
+import { digestTree } from '@kiln/core';
+import { extractSlice } from '../dist/facts/extract.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'kiln-identity-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));

@@ -16,7 +16,10 @@ import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { diffReports, digestTree, extractSlice, DIGEST_SCHEMA, PREVIOUS_DIGEST_SCHEMA, type Slice, type Variant } from '@kiln/core';
+import { diffReports, digestTree, DIGEST_SCHEMA, PREVIOUS_DIGEST_SCHEMA } from '@kiln/core';
+import { extractSlice } from '../dist/facts/extract.js';
+import type { Slice } from '../dist/facts/slice.js';
+import type { Variant } from '../dist/parse/language.js';
 import { checkCase, FIXTURES, listCases, readExpectation, ROWS, type CaseExpectation, type Row } from './lib/invariant-harness.js';
 
 const cases = await listCases();

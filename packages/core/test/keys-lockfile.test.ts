@@ -16,7 +16,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { computeWorkspaceKeys, explainKeyChange, externalKeyPart, readLockfile, type ProjectKey, type WorkspaceKeys } from '@kiln/core';
+import { computeWorkspaceKeys, explainKeyChange, type ProjectKey, type WorkspaceKeys } from '@kiln/core';
+import { externalKeyPart, readLockfile } from '../dist/workspace/lockfile.js';
 
 const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), '../../../fixtures/lockfiles');
 const temps: string[] = [];

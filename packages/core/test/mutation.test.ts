@@ -15,7 +15,9 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { extractSlice, fileKind, type Slice } from '@kiln/core';
+import { extractSlice } from '../dist/facts/extract.js';
+import { fileKind } from '../dist/parse/language.js';
+import type { Slice } from '../dist/facts/slice.js';
 // @ts-expect-error — plain ESM helper shared with tools/, no type declarations
 import { loadCorpus, prng, REPO_ROOT } from '../../../tools/lib/corpus.mjs';
 // @ts-expect-error — plain ESM helper shared with tools/, no type declarations

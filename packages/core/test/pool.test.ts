@@ -16,7 +16,9 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDigestPool, defaultWorkerCount, digestTree, withDigestPool, DIGEST_SCHEMA, type DigestTaskResult } from '@kiln/core';
+import { digestTree, DIGEST_SCHEMA } from '@kiln/core';
+import { createDigestPool, defaultWorkerCount, withDigestPool } from '../dist/pool/pool.js';
+import type { DigestTaskResult } from '../dist/pool/worker.js';
 
 const temps: string[] = [];
 async function tempDir(prefix = 'kiln-pool-'): Promise<string> {

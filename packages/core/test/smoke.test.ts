@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { extractSlice } from '@kiln/core';
+import { extractSlice } from '../dist/facts/extract.js';
 
 describe('extractSlice', () => {
   it('digests declarations and ignores comments', () => {

@@ -20,25 +20,21 @@ import { join } from 'node:path';
 import cacache from 'cacache';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
-  createDigestPool,
   digestTree,
-  encodePack,
-  extractSlice,
-  fileKind,
-  manifestKey,
-  packItemOf,
-  readSlice,
-  sha256Hex,
-  sliceKey,
-  viewIdOf,
-  viewReportKey,
-  reportInput,
-  writeSlice,
   DIGEST_SCHEMA,
   EXTRACTOR_VERSION,
   PREVIOUS_DIGEST_SCHEMA,
   type DigestReport,
 } from '@kiln/core';
+import { createDigestPool } from '../dist/pool/pool.js';
+import { encodePack, packItemOf } from '../dist/store/pack.js';
+import { extractSlice } from '../dist/facts/extract.js';
+import { fileKind } from '../dist/parse/language.js';
+import { manifestKey, sliceKey, viewIdOf, viewReportKey } from '../dist/store/format.js';
+import { readSlice } from '../dist/store/read-slice.js';
+import { sha256Hex } from '../dist/digest/hash.js';
+import { reportInput } from '../dist/view/report-memo.js';
+import { writeSlice } from '../dist/store/write-slice.js';
 
 const temps: string[] = [];
 async function tempDir(prefix = 'kiln-store-'): Promise<string> {

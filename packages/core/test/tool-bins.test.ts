@@ -9,7 +9,8 @@ import { lstatSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { packageOfBin, resolveManifestTarget } from '@kiln/core';
+import { packageOfBin } from '../dist/key/tool-key.js';
+import { resolveManifestTarget } from '../dist/view/resolve.js';
 // @ts-expect-error: a plain .mjs helper
 import { packageManagers, freshEnv } from '../../../tools/testing/fresh-workspace.mjs';
 // @ts-expect-error: a plain .mjs helper

@@ -13,7 +13,9 @@ import { cp, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compareOutputs, formatDifference, readGraph, validateGraphRecord } from '@kiln/core';
+import { compareOutputs, formatDifference } from '../../core/dist/compile/equivalence.js';
+import { readGraph } from '../../core/dist/graph/read.js';
+import { validateGraphRecord } from '../../core/dist/graph/schema.js';
 import { createWorkspace, disposeAll, type Workspace } from '../../../tools/testing/workspace.mjs';
 import { judgeOutputs } from '../../../tools/lib/token-judge.mjs';
 

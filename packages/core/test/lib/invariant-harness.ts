@@ -19,7 +19,8 @@ import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import * as prettier from 'prettier';
 import ts from 'typescript';
-import { diffReports, digestTree, type DeclarationRecord, type DiffResult, type DigestReport } from '@kiln/core';
+import { diffReports, digestTree, type DiffResult, type DigestReport } from '@kiln/core';
+import type { DeclarationRecord } from '../../dist/view/report.js';
 
 export const FIXTURES = join(import.meta.dirname, '../../../../fixtures/invariants');
 

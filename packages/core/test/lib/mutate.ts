@@ -15,7 +15,8 @@
  */
 import ts from 'typescript';
 import * as prettier from 'prettier';
-import { classifyComment, type Slice } from '@kiln/core';
+import { classifyComment } from '../../dist/facts/comments.js';
+import type { Slice } from '../../dist/facts/slice.js';
 
 export type Variant = 'ts' | 'tsx' | 'dts' | 'js' | 'jsx';
 
