@@ -139,7 +139,7 @@ export async function computeWorkspaceKeys(workspaceRoot: string, options: Works
     ...(options.workers !== undefined ? { workers: options.workers } : {}),
     ...(options.tsconfigs ? { tsconfigs: options.tsconfigs } : {}),
   });
-  const lockfile = view.lockfile;
+  const lockfile = await view.lockfile();
   const byName = view.byName;
   const wanted = options.roots ? new Set(options.roots.map((r) => r || '.')) : undefined;
   const selected = view.projects.filter((p) => !wanted || wanted.has(p.root));

@@ -1,5 +1,5 @@
 /**
- * One workspace at one state: its packages (workspace/discover.ts), its lockfile, and — prepared on
+ * One workspace at one state: its packages (workspace/discover.ts), its lockfile (read on first use), and — prepared on
  * demand, each package once — every package's tsconfig view, its digest report (view/digest-tree.ts,
  * through the store and one shared digest pool), and what its sources reach beyond named imports
  * (view/reach.ts: the cross-package resolution). Keys (key/) are computed on top of a view; a view
@@ -92,7 +92,6 @@ export class WorkspaceView {
     readonly root: string,
     readonly kind: string,
     readonly projects: readonly WorkspaceProject[],
-    readonly lockfile: Lockfile,
     private readonly discoveryDiagnostics: readonly Diagnostic[],
     private readonly options: WorkspaceViewOptions,
   ) {
@@ -106,21 +105,31 @@ export class WorkspaceView {
     };
   }
 
-  /** The workspace at `root` as it is on disk now: its packages and lockfile (nothing is digested yet). */
+  /** The workspace at `root` as it is on disk now: its packages (nothing is digested yet; the lockfile is read on first use). */
   static async open(root: string, options: WorkspaceViewOptions = {}): Promise<WorkspaceView> {
     const ws = await discoverWorkspace(root);
-    const lockfile = await readLockfile(root);
-    return new WorkspaceView(root, ws.kind, ws.projects, lockfile, ws.diagnostics, options);
+    return new WorkspaceView(root, ws.kind, ws.projects, ws.diagnostics, options);
   }
 
   /** A view of no packages at `root` (no workspace found, or it could not be discovered): its store and pool only. */
-  static async empty(root: string, options: WorkspaceViewOptions = {}): Promise<WorkspaceView> {
-    return new WorkspaceView(root, 'single', [], await readLockfile(root), [], options);
+  static empty(root: string, options: WorkspaceViewOptions = {}): Promise<WorkspaceView> {
+    return Promise.resolve(new WorkspaceView(root, 'single', [], [], options));
   }
 
-  /** Discovery's and the lockfile's diagnostics, as of now (the lockfile reports some as it is read). */
+  private lockfileRead: Promise<Lockfile> | undefined;
+  private lockfileValue: Lockfile | undefined;
+
+  /**
+   * The workspace's lockfile, read once, on first use: keys need it (resolved versions and closures);
+   * a graph export never asks, and a large pnpm lockfile costs ~0.1 s to parse.
+   */
+  lockfile(): Promise<Lockfile> {
+    return (this.lockfileRead ??= readLockfile(this.root).then((l) => (this.lockfileValue = l)));
+  }
+
+  /** Discovery's diagnostics, and the lockfile's once it was read (it reports some as it is used). */
   get diagnostics(): Diagnostic[] {
-    return [...this.discoveryDiagnostics, ...this.lockfile.diagnostics];
+    return [...this.discoveryDiagnostics, ...(this.lockfileValue?.diagnostics ?? [])];
   }
 
   /**
