@@ -243,7 +243,6 @@ export class Encoder {
   visit(node: TS.Node | undefined, ctx: Ctx, owner: number, depth: number): void {
     if (!node) return;
     if (depth > MAX_WALK_DEPTH) throw new TooDeep();
-    const ts = this.ts;
     const k = node.kind;
     // Nested declarations inside a declaration are digested on their own and referenced by digest.
     if (ctx === Ctx.Decl && (k === this.SK.FunctionDeclaration || k === this.SK.ClassDeclaration)) {
@@ -489,7 +488,6 @@ export class Encoder {
 
   visitList(list: TS.NodeArray<TS.Node> | undefined, ctx: Ctx, owner: number, depth: number, label = '['): void {
     if (!list) return;
-    const ts = this.ts;
     if (list.length && this.visitAction[list[0]!.kind] === V.Prose) return;
     this.out.push(label);
     for (const n of list) {

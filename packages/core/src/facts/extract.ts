@@ -144,7 +144,6 @@ class SliceBuilder implements DeclarationWalk {
   }
 
   build(): Slice {
-    const ts = this.ts;
     const sf = this.sf;
     const tag = this.enc.tag('module');
     const statements = sf.statements;
@@ -234,7 +233,6 @@ class SliceBuilder implements DeclarationWalk {
 
   /** Declarations a statement introduces at this level; returns their indices in `pending`. */
   declareStatement(stmt: TS.Statement, parent: number, depth = 0): number[] {
-    const ts = this.ts;
     const exported = hasModifier(stmt, this.SK.ExportKeyword) && parent === -1;
     const isDefault = hasModifier(stmt, this.SK.DefaultKeyword);
     const exportNames = (name: string) => (exported ? [isDefault ? 'default' : name] : undefined);
@@ -391,7 +389,6 @@ class SliceBuilder implements DeclarationWalk {
 
   /** Nested declarations: class members, namespace members, local functions and classes. */
   nestedDeclaration(node: TS.Node, parent: number, depth: number): number | undefined {
-    const ts = this.ts;
     const isStatic = hasModifier(node, this.SK.StaticKeyword);
     const member = (k: 'method' | 'property' | 'getter' | 'setter'): DeclKind => (isStatic ? `static-${k}` : k);
     switch (node.kind) {
@@ -492,7 +489,6 @@ class SliceBuilder implements DeclarationWalk {
   }
 
   private isHoisted(stmt: TS.Statement): boolean {
-    const ts = this.ts;
     if (this.variant === 'dts') return true; // a declaration file evaluates nothing
     if (hasModifier(stmt, this.SK.DeclareKeyword)) return true;
     switch (stmt.kind) {

@@ -20,7 +20,7 @@
  * and says so); an item's source is only text read from an unchanged file.
  */
 import type { GraphIndex } from '../query/graph-index.js';
-import { anchorOf, byCodePoint, declKindOf, declPathOf, isPublic, nameOf, packageRefOf, type QueryRecord, type GraphSpan } from '../query/model.js';
+import { anchorOf, byCodePoint, declKindOf, declPathOf, isPublic, nameOf, type QueryRecord, type GraphSpan } from '../query/model.js';
 import type { Freshness } from './freshness.js';
 import type { Candidate } from './rank.js';
 import type { SourceTree } from './source.js';
