@@ -134,6 +134,25 @@ export const CODES = {
       'kiln does not parse files above the limit (default 8 MiB). The module is digested by its raw content hash: any byte change counts as a change to every declaration in it.',
     hint: 'Raise the limit with --max-file-size <bytes> (or KILN_MAX_FILE_SIZE), or exclude generated files from the project.',
   },
+  KILN_GIT_PATH_NOT_UTF8: {
+    severity: 'warning',
+    title: 'A path in a git tree is not valid UTF-8',
+    meaning:
+      'kiln names files by their text, so it cannot name this one: the file is left out of the view of that state. A source file left out of a base state reads as added at head, so affected sets only grow.',
+    hint: 'Rename the file to a UTF-8 name (git mv), or keep non-UTF-8 names out of packages kiln reads.',
+  },
+  KILN_GIT_REF_UNKNOWN: {
+    severity: 'error',
+    title: 'A git revision names no commit or tree',
+    meaning: 'kiln cannot read the workspace at that state, so nothing was computed for it.',
+    hint: 'Check the revision (git rev-parse REV); in a shallow clone fetch enough history (git fetch --deepen N, or fetch-depth: 0 in CI).',
+  },
+  KILN_GIT_UNAVAILABLE: {
+    severity: 'error',
+    title: 'git is not available for this workspace',
+    meaning: 'Reading a state from git needs git and a repository; nothing was computed.',
+    hint: 'Install git, and run kiln inside a git repository (git init, or clone the workspace).',
+  },
   KILN_GRAPH_AMBIGUOUS: {
     severity: 'error',
     title: 'A name given to a graph query names several nodes',

@@ -13,8 +13,12 @@ import type { Slice } from '../facts/slice.js';
 import type { Variant } from '../parse/language.js';
 
 export interface DigestTask {
-  /** Absolute path: workers read their own files (paths cross the thread boundary, not contents). */
+  /**
+   * Absolute path: workers read their own files (paths cross the thread boundary, not contents) —
+   * except files of a git tree (workspace/tree.ts), which only the main thread can read: `bytes`.
+   */
   file: string;
+  bytes?: Uint8Array;
   variant: Variant;
   digestSchema: number;
   maxFileSize: number;
@@ -47,7 +51,7 @@ export default async function digestFile(task: DigestTask): Promise<DigestTaskRe
   try {
     // Synchronous on purpose: this thread exists to digest files, and one blocking read costs less
     // than the four thread-pool round trips of fs/promises readFile (open, fstat, read, close).
-    bytes = readFileSync(task.file);
+    bytes = task.bytes ? Buffer.from(task.bytes.buffer, task.bytes.byteOffset, task.bytes.byteLength) : readFileSync(task.file);
   } catch (e) {
     return { readError: readErrorText(e), extractMs: 0, worker: { threadId, tasks: tasksRun, parserLoads: parserLoads() } };
   }

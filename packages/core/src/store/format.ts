@@ -64,9 +64,11 @@ export function packKey(packSha256: string): string {
 /**
  * A view's identifier: a hash of its package root's absolute path. Local to this machine by nature
  * (it only names the view's manifest in the local store) and never stored in any entry's content.
+ * A package read from git objects (workspace/tree.ts) is another view of the same root (`state`
+ * 'git'): its manifest follows the states read from git, the working tree's its own.
  */
-export function viewIdOf(absolutePackageRoot: string): string {
-  return sha256Hex(`kiln-view\u0000${absolutePackageRoot}`).slice(0, 32);
+export function viewIdOf(absolutePackageRoot: string, state?: 'git'): string {
+  return sha256Hex(`kiln-view\u0000${absolutePackageRoot}${state ? `\u0000${state}` : ''}`).slice(0, 32);
 }
 
 export function manifestKey(viewId: string, digestSchema: number): string {

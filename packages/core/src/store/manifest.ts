@@ -143,8 +143,26 @@ export async function readRegistry(storeDir: string, digestSchema: number): Prom
   }
 }
 
-/** Put the view first in the registry (read-modify-write: a lost race only costs sharing, never correctness). */
-export async function registerView(storeDir: string, digestSchema: number, viewId: string): Promise<void> {
+/** Registrations in flight per store: a process registers one view at a time (see registerView). */
+const registering = new Map<string, Promise<void>>();
+
+/**
+ * Put the view first in the registry (read-modify-write: a race with another process only costs
+ * sharing, never correctness). Within a process, registrations run one after the other: a view
+ * digesting its packages concurrently would otherwise keep only the last of them.
+ */
+export function registerView(storeDir: string, digestSchema: number, viewId: string): Promise<void> {
+  const key = `${storeDir}\u0000${digestSchema}`;
+  const next = (registering.get(key) ?? Promise.resolve()).then(() => registerNow(storeDir, digestSchema, viewId));
+  const settled = next.catch(() => undefined);
+  registering.set(key, settled);
+  void settled.then(() => {
+    if (registering.get(key) === settled) registering.delete(key);
+  });
+  return next;
+}
+
+async function registerNow(storeDir: string, digestSchema: number, viewId: string): Promise<void> {
   const { views, writes } = await readRegistry(storeDir, digestSchema);
   const at = views.indexOf(viewId);
   if (at >= 0 && at < REGISTRY_LIMIT / 2) return; // known and recent enough: no write

@@ -39,6 +39,7 @@ import { createDigestPool, type DigestPool } from '../pool/pool.js';
 import type { DigestTaskResult } from '../pool/worker.js';
 import { EXTRACTOR_VERSION } from '../version.js';
 import { gitBlobId } from './git-state.js';
+import type { FileTree } from '../workspace/tree.js';
 import { parserMismatch } from '../parse/parser-version.js';
 
 /** A manifest naming more packs than this is rewritten over one pack (warm reads stay O(1)). */
@@ -84,6 +85,19 @@ export interface CollectOptions {
   vouched?: ReadonlyMap<string, string>;
   /** The view's manifest as the caller already read it (readManifest), so it is not read twice. */
   manifestRead?: ManifestRead;
+  /** The view's id in the store (store/format.ts viewIdOf); default: the package root's. */
+  viewId?: string;
+  /**
+   * Views whose manifests are consulted first when a file's content is not in this view's: the same
+   * package at another state (the working tree's view for a git tree's, and back), which shares most
+   * contents. Then every registered view, as for any view.
+   */
+  related?: string[];
+  /**
+   * Where files are read from, when not the working tree: a git tree (workspace/tree.ts). Its files
+   * are read on this thread (in one batch, before the scan) and handed to workers as bytes.
+   */
+  tree?: FileTree;
 }
 
 export interface Collected {
@@ -152,7 +166,7 @@ export async function collectSlices(o: CollectOptions): Promise<Collected> {
   }
 
   // ---------------------------------------------------------------- 1. the view's manifest
-  const view = viewIdOf(packageRoot);
+  const view = o.viewId ?? viewIdOf(packageRoot);
   let own: Manifest | undefined;
   let ownText: string | undefined;
   let ownWrites = 0;
@@ -171,6 +185,14 @@ export async function collectSlices(o: CollectOptions): Promise<Collected> {
     if (byContent) return byContent;
     const map = new Map<string, PackRef>();
     if (own) for (const e of own.files.values()) map.set(contentKey(e.contentHash, e.variant), own.packs[e.pack]!);
+    for (const id of storeDir ? o.related ?? [] : []) {
+      const r = await readManifest(storeDir!, id, schema).catch(() => undefined);
+      if (r?.status !== 'hit') continue;
+      for (const e of r.manifest.files.values()) {
+        const k = contentKey(e.contentHash, e.variant);
+        if (!map.has(k)) map.set(k, r.manifest.packs[e.pack]!);
+      }
+    }
     if (storeDir) {
       try {
         for (const [k, ref] of await loadContentMap(storeDir, schema, view)) if (!map.has(k)) map.set(k, ref);
@@ -210,7 +232,7 @@ export async function collectSlices(o: CollectOptions): Promise<Collected> {
   };
   const dispatch = (p: DigestPool, rel: string, variant: Variant) => {
     const t = p
-      .run({ file: join(packageRoot, rel), variant, digestSchema: schema, maxFileSize, storeDir: null, json: withJson() })
+      .run({ file: join(packageRoot, rel), ...(o.tree ? { bytes: read(rel) } : {}), variant, digestSchema: schema, maxFileSize, storeDir: null, json: withJson() })
       .then(
         (r) => onResult(rel, r),
         (e: Error) => {
@@ -258,6 +280,16 @@ export async function collectSlices(o: CollectOptions): Promise<Collected> {
     }
   };
 
+  // A git tree's files are read ahead in one batch: those the manifest cannot vouch for by blob id.
+  const tree = o.tree;
+  const read = (rel: string): Buffer => {
+    if (!tree) return readFileSync(join(packageRoot, rel));
+    const b = tree.readFile(join(packageRoot, rel));
+    if (!b) throw Object.assign(new Error(`${rel}: not in ${tree.label}`), { code: 'ENOENT' });
+    return b;
+  };
+  if (tree) await tree.preload(files.filter((rel) => !(storeDir && own && o.vouched?.get(rel) === own.files.get(rel)?.blob && o.vouched?.get(rel) !== undefined)).map((rel) => join(packageRoot, rel)));
+
   try {
     // -------------------------------------------------------------- 2–4. hash, look up, dispatch
     const hit = (rel: string, variant: Variant, contentHash: string, ref: PackRef) => {
@@ -288,7 +320,7 @@ export async function collectSlices(o: CollectOptions): Promise<Collected> {
       try {
         // Synchronous: for many small files one blocking read is several times cheaper than the four
         // thread-pool round trips of fs/promises readFile.
-        data = readFileSync(join(packageRoot, rel));
+        data = read(rel);
       } catch (e) {
         diagnostics.push(diagnostic('KILN_READ_FAILED', readErrorText(e), { file: rel, producer: 'view' }));
         progress();
@@ -370,7 +402,7 @@ export async function collectSlices(o: CollectOptions): Promise<Collected> {
     for (const m of inline) {
       let data: Buffer;
       try {
-        data = readFileSync(join(packageRoot, m.rel));
+        data = read(m.rel);
       } catch (e) {
         // Removed or made unreadable since it was hashed.
         diagnostics.push(diagnostic('KILN_READ_FAILED', readErrorText(e), { file: m.rel, producer: 'view' }));

@@ -19,6 +19,7 @@ import { declarationIdentity } from '../identity/identity.js';
 import { DIGEST_REPORT_VERSION, DIGEST_SCHEMA, EXTRACTOR_VERSION } from '../version.js';
 import { buildOutputDirs, listSourceFiles } from './files.js';
 import { gitTreeState, type GitTreeState } from './git-state.js';
+import type { FileTree } from '../workspace/tree.js';
 import { readPackageInfo, type PackageInfo } from './package.js';
 import { computeSurfaces, ModuleExports, packageOfSpecifier } from './surface.js';
 import { digestParts } from '../digest/hash.js';
@@ -73,6 +74,13 @@ export interface DigestTreeOptions {
    * git processes, ~25–40 ms here). `KILN_GIT_SYNC=0` turns git off, `KILN_GIT_SYNC=1` makes it the default.
    */
   git?: boolean | 'auto';
+  /**
+   * Read the files from this tree instead of the working tree: a git tree object
+   * (workspace/tree.ts), for a view of another state without a checkout. Needs `files`; the store
+   * keeps such views apart from the working tree's (viewIdOf's `state`), and every file's blob id is
+   * known from the tree, so a blob whose content the store has seen is never read again.
+   */
+  tree?: FileTree;
 }
 
 /**
@@ -124,6 +132,7 @@ async function locate(target: string, useGit: (packageRoot: string) => Promise<b
 
 export async function digestTree(target: string, options: DigestTreeOptions = {}): Promise<DigestReport> {
   const t0 = performance.now();
+  const tree = options.tree && options.tree.kind !== 'worktree' ? options.tree : undefined;
   const schema = options.digestSchema ?? DIGEST_SCHEMA;
   const maxFileSize = options.maxFileSize ?? DEFAULT_MAX_FILE_SIZE;
   const storeDir: string | null = options.store === false ? null : options.store ?? defaultStoreDir();
@@ -138,12 +147,33 @@ export async function digestTree(target: string, options: DigestTreeOptions = {}
     useGit = mode === true || (manifestRead.status === 'hit' && manifestRead.manifest.files.size >= GIT_SYNC_MIN_FILES);
     return useGit && !options.files;
   };
-  const located = await locate(target, decideGit, !options.files);
-  const packageRoot = located.packageRoot;
-  if (storeDir !== null && options.git !== false && !manifestRead) await decideGit(packageRoot); // a file target
-  const files = options.files ? [...new Set(options.files.filter((f) => fileKind(f)))].sort() : located.files;
-  const git = options.files && useGit ? await gitTreeState(packageRoot, await buildOutputDirs(packageRoot)) : located.git;
-  const pkg = await readPackageInfo(packageRoot);
+  let packageRoot: string;
+  let files: string[];
+  let git: GitTreeState | undefined;
+  let vouched: ReadonlyMap<string, string> | undefined;
+  if (tree) {
+    // Another state, from git objects: the caller names the package root and its files.
+    if (!options.files) throw new Error('digestTree: a tree other than the working tree needs `files`');
+    packageRoot = resolve(target);
+    files = [...new Set(options.files.filter((f) => fileKind(f)))].sort();
+    if (storeDir !== null) manifestRead = await readManifest(storeDir, viewIdOf(packageRoot, 'git'), schema);
+    // The tree's own blob ids: exact for the bytes it serves (no checkout conversion in between).
+    vouched = new Map(
+      files.flatMap((f) => {
+        const b = tree.blobOf(join(packageRoot, f));
+        return b ? [[f, b] as [string, string]] : [];
+      }),
+    );
+  } else {
+    const located = await locate(target, decideGit, !options.files);
+    packageRoot = located.packageRoot;
+    if (storeDir !== null && options.git !== false && !manifestRead) await decideGit(packageRoot); // a file target
+    files = options.files ? [...new Set(options.files.filter((f) => fileKind(f)))].sort() : located.files;
+    git = (options.files && useGit ? await gitTreeState(packageRoot, await buildOutputDirs(packageRoot)) : located.git) ?? undefined;
+    vouched = git?.blobs;
+  }
+  const viewId = viewIdOf(packageRoot, tree ? 'git' : undefined);
+  const pkg = await readPackageInfo(packageRoot, tree);
   const diagnostics: Diagnostic[] = [];
   if (pkg.invalid) diagnostics.push(diagnostic('KILN_MANIFEST_INVALID', `package.json: ${pkg.invalid}`, { file: 'package.json', producer: 'view' }));
   // With an explicit list (a tsconfig's files), no path of this machine: the caller names the project.
@@ -154,7 +184,7 @@ export async function digestTree(target: string, options: DigestTreeOptions = {}
   const targetRel = relative(packageRoot, resolve(target)).split(sep).join('/');
   const fileScope = options.files ? new Set(files) : files.length === 1 && files[0] === targetRel ? new Set(files) : undefined;
   const inScope = fileScope ? (rel: string) => fileScope.has(rel) : (rel: string) => targetRel === '' || rel.startsWith(`${targetRel}/`);
-  const outDirs = await buildOutputDirs(packageRoot);
+  const outDirs = await buildOutputDirs(packageRoot, tree);
   // A warm run whose every file matches the view's manifest: the report assembled last time for
   // exactly these contents, if there is one (view/report-memo.ts); otherwise assembled below and kept.
   let memo: { input: string; writes: number; report?: DigestReport } | undefined;
@@ -174,14 +204,17 @@ export async function digestTree(target: string, options: DigestTreeOptions = {}
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
     ...(options.inlineUpTo !== undefined ? { inlineUpTo: options.inlineUpTo } : {}),
     ...(options.sliceCache ? { sliceCache: options.sliceCache } : {}),
-    ...(git ? { vouched: git.blobs } : {}),
+    ...(vouched ? { vouched } : {}),
     ...(manifestRead ? { manifestRead } : {}),
+    ...(tree ? { tree } : {}),
+    viewId,
+    related: [viewIdOf(packageRoot, tree ? undefined : 'git')],
     diagnostics,
     ...(storeDir !== null && memoOn && !options.onSlices
       ? {
           memo: async (entries: ReportInput['files']) => {
             const input = memoInput(entries);
-            const got = await readViewReport(storeDir, viewIdOf(packageRoot), schema, input);
+            const got = await readViewReport(storeDir, viewId, schema, input);
             memo = { input, writes: got.writes, ...(got.status === 'hit' ? { report: got.report } : {}) };
             return got.status === 'hit';
           },
@@ -203,7 +236,7 @@ export async function digestTree(target: string, options: DigestTreeOptions = {}
     report = assemble(pkg, packageRoot, files, slices, diagnostics, schema, outDirs, options.closures !== false);
     if (keep !== undefined) {
       try {
-        await writeViewReport(storeDir!, viewIdOf(packageRoot), schema, keep, report, memo?.writes ?? (await viewReportWrites(storeDir!, viewIdOf(packageRoot), schema)));
+        await writeViewReport(storeDir!, viewId, schema, keep, report, memo?.writes ?? (await viewReportWrites(storeDir!, viewId, schema)));
       } catch {
         // A memo is an optimisation: the next run assembles again.
       }
@@ -217,7 +250,7 @@ export async function digestTree(target: string, options: DigestTreeOptions = {}
     workers,
     bytes: bytesTotal,
     ms: Math.round(performance.now() - t0),
-    sync: git ? 'git' : 'scan',
+    sync: tree ? 'tree' : git ? 'git' : 'scan',
     vouched: collected.vouched,
   };
   return report;

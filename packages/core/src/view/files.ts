@@ -7,6 +7,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { isSourceFile } from '../parse/language.js';
+import { worktree, type FileTree } from '../workspace/tree.js';
 
 const ALWAYS_SKIPPED = new Set(['node_modules', '.git', '.nx', 'coverage']);
 
@@ -78,12 +79,14 @@ export async function listSourceFilesUnder(root: string, startRel: string, extra
 }
 
 /** Build output folders named by the package's tsconfig (`outDir`, `declarationDir`). */
-export async function buildOutputDirs(packageRoot: string): Promise<string[]> {
+export async function buildOutputDirs(packageRoot: string, tree: FileTree = worktree): Promise<string[]> {
   const dirs: string[] = [];
   for (const name of ['tsconfig.json', 'tsconfig.lib.json', 'tsconfig.build.json']) {
     let text: string;
     try {
-      text = await readFile(join(packageRoot, name), 'utf8');
+      const t = tree === worktree ? await readFile(join(packageRoot, name), 'utf8') : tree.readText(join(packageRoot, name));
+      if (t === undefined) continue;
+      text = t;
     } catch {
       continue;
     }

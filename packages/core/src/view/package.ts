@@ -4,6 +4,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { worktree, type FileTree } from '../workspace/tree.js';
 
 export interface PackageInfo {
   name: string;
@@ -16,10 +17,12 @@ export interface PackageInfo {
 
 export const UNNAMED_PACKAGE = '(unnamed)';
 
-export async function readPackageInfo(packageRoot: string): Promise<PackageInfo> {
+export async function readPackageInfo(packageRoot: string, tree: FileTree = worktree): Promise<PackageInfo> {
   let text: string;
   try {
-    text = await readFile(join(packageRoot, 'package.json'), 'utf8');
+    const t = tree === worktree ? await readFile(join(packageRoot, 'package.json'), 'utf8') : tree.readText(join(packageRoot, 'package.json'));
+    if (t === undefined) throw new Error('no package.json');
+    text = t;
   } catch {
     return { name: UNNAMED_PACKAGE, entries: [], found: false };
   }

@@ -20,7 +20,8 @@
  * lies outside it) — never absolute; the result is a function of the file system the build would read;
  * widening is always allowed, narrowing never (what cannot be classified is hashed or kept whole).
  * File-system access goes through node:fs calls made at call time, so the plugin's graph memo records
- * every probe (plugins/src/fs-recording.ts, plugins/src/graph-memo.ts).
+ * every probe (plugins/src/fs-recording.ts, plugins/src/graph-memo.ts) — or, for another state, through
+ * the FileTree it is read from (a git tree: workspace/tree.ts; `createReachCaches(tree)`).
  */
 import * as fs from 'node:fs';
 import { dirname, join, posix, relative, resolve, sep } from 'node:path';
@@ -30,7 +31,8 @@ import { typescript } from '../parse/typescript.js';
 import { packageOfSpecifier } from './surface.js';
 import { resolveSpecifier } from './resolve.js';
 import type { DigestReport } from './report.js';
-import type { TsconfigView } from '../workspace/tsconfig.js';
+import { parseHostFor, type TsconfigView } from '../workspace/tsconfig.js';
+import { worktree, type FileTree } from '../workspace/tree.js';
 
 /** How a workspace package is reached: its surface, or all of it (the build compiles its sources). */
 export type ReachMode = 'surface' | 'full';
@@ -79,7 +81,8 @@ const MAX_REACHED_FILES = 10_000;
  * the package's folder (`paths.canonical`), so no probe goes through the link: the link's target is in
  * the workspace walk the graph memo already fingerprints.
  */
-function resolutionHost(cwd: string, paths: WorkspacePaths): TS.ModuleResolutionHost & { getDirectories(p: string): string[] } {
+function resolutionHost(cwd: string, paths: WorkspacePaths, tree: FileTree): TS.ModuleResolutionHost & { getDirectories(p: string): string[] } {
+  if (tree !== worktree) return treeResolutionHost(cwd, paths, tree);
   const st = (p: string) => {
     const c = paths.canonical(p);
     if (paths.isOutput(c)) return undefined;
@@ -119,6 +122,32 @@ function resolutionHost(cwd: string, paths: WorkspacePaths): TS.ModuleResolution
       } catch {
         return [];
       }
+    },
+  };
+}
+
+/** resolutionHost over a FileTree other than the working tree (the same rules: outputs do not exist). */
+function treeResolutionHost(cwd: string, paths: WorkspacePaths, tree: FileTree): TS.ModuleResolutionHost & { getDirectories(p: string): string[] } {
+  const kind = (p: string) => {
+    const c = paths.canonical(p);
+    return paths.isOutput(c) ? undefined : tree.kindOf(c);
+  };
+  return {
+    fileExists: (p) => kind(p) === 'file',
+    directoryExists: (p) => kind(p) === 'dir',
+    readFile: (p) => {
+      const c = paths.canonical(p);
+      return paths.isOutput(c) ? undefined : tree.readText(c);
+    },
+    realpath: (p) => {
+      const c = paths.canonical(p);
+      return paths.isOutput(c) ? c : tree.realpath(c);
+    },
+    getCurrentDirectory: () => cwd,
+    getDirectories: (p) => {
+      const c = paths.canonical(p);
+      if (paths.isOutput(c)) return [];
+      return (tree.list(c) ?? []).filter((e) => e.kind === 'dir' || e.symlink).map((e) => e.name);
     },
   };
 }
@@ -164,14 +193,16 @@ const EMIT_ONLY_OPTIONS = new Set([
  * package.json answers, and the compiler's caches per set of resolution-relevant options.
  */
 export interface ReachCaches {
+  /** The state's files: the working tree, or a git tree (workspace/tree.ts). */
+  tree: FileTree;
   host?: ReturnType<typeof resolutionHost>;
   packageJson: TS.PackageJsonInfoCache;
   resolution: Map<string, { cache: TS.ModuleResolutionCache; typeCache: TS.TypeReferenceDirectiveResolutionCache }>;
 }
 
-export function createReachCaches(): ReachCaches {
+export function createReachCaches(tree: FileTree = worktree): ReachCaches {
   const ts = typescript();
-  return { packageJson: ts.createModuleResolutionCache('/', (s) => s).getPackageJsonInfoCache(), resolution: new Map() };
+  return { tree, packageJson: ts.createModuleResolutionCache('/', (s) => s).getPackageJsonInfoCache(), resolution: new Map() };
 }
 
 /** Whether TypeScript's `paths` would try this specifier (an exact key or a `prefix*suffix` pattern). */
@@ -216,7 +247,9 @@ export function computeReach(
   const options = compiler.options;
   const projectDir = resolve(workspaceRoot, self);
   const shared = caches ?? createReachCaches();
-  const host = (shared.host ??= resolutionHost(resolve(workspaceRoot), workspacePaths(workspaceRoot, packages)));
+  const tree = shared.tree;
+  const host = (shared.host ??= resolutionHost(resolve(workspaceRoot), workspacePaths(workspaceRoot, packages), tree));
+  const isFile = (p: string) => (tree === worktree ? fs.existsSync(p) && fs.statSync(p).isFile() : tree.kindOf(p) === 'file');
   // Projects whose resolution-relevant options agree share the compiler's resolution caches.
   const cacheKey = JSON.stringify(Object.entries(options).filter(([k]) => !EMIT_ONLY_OPTIONS.has(k)).sort(([a], [b]) => (a < b ? -1 : 1)));
   let pair = shared.resolution.get(cacheKey);
@@ -230,7 +263,7 @@ export function computeReach(
   const wsRel = (abs: string) => toPosix(relative(realRoot, abs)) || '.';
   // Longest root first, so a nested package wins over its parent.
   const byRoot = [...packages].filter((p) => p.root !== '.').sort((a, b) => b.root.length - a.root.length);
-  const referenced = new Set(compiler.projectReferences.map((r) => wsRel(host.realpath!(fs.existsSync(r.path) && fs.statSync(r.path).isFile() ? dirname(r.path) : r.path))));
+  const referenced = new Set(compiler.projectReferences.map((r) => wsRel(host.realpath!(isFile(r.path) ? dirname(r.path) : r.path))));
   const selfPkg = packages.find((p) => p.root === self);
   const ownFiles = new Set(report.files.map((f) => f.path));
   const followed = new Set<string>();
@@ -248,6 +281,11 @@ export function computeReach(
     if (result.files.has(rel)) return;
     if (result.files.size >= MAX_REACHED_FILES) {
       result.files.set('…', 'truncated');
+      return;
+    }
+    if (tree !== worktree) {
+      const bytes = tree.readFile(abs);
+      result.files.set(rel, bytes ? sha256Hex(bytes) : 'missing');
       return;
     }
     try {
@@ -405,7 +443,9 @@ export function computeReach(
   function followText(abs: string, rel: string, origin: ReachOrigin) {
     let text: string;
     try {
-      text = fs.readFileSync(abs, 'utf8');
+      const t = tree === worktree ? fs.readFileSync(abs, 'utf8') : tree.readText(abs);
+      if (t === undefined) return;
+      text = t;
     } catch {
       return;
     }
@@ -442,7 +482,7 @@ export function computeReach(
   // Project references: the referenced project's package (its outputs), or its files by content.
   for (const ref of compiler.projectReferences) {
     const rel = wsRel(host.realpath!(ref.path));
-    const refDir = fs.existsSync(ref.path) && fs.statSync(ref.path).isFile() ? posix.dirname(rel) : rel;
+    const refDir = isFile(ref.path) ? posix.dirname(rel) : rel;
     const pkg = byRoot.find((p) => refDir === p.root || refDir.startsWith(`${p.root}/`));
     if (pkg && pkg.root !== self) {
       addPackage(pkg.name, 'surface', 'config');
@@ -451,7 +491,7 @@ export function computeReach(
       note(`reference:${rel}`, `file:${rel}`, 'config');
       const configPath = ts.resolveProjectReferencePath(ref);
       hashFile(configPath, wsRel(configPath));
-      const parsed = ts.getParsedCommandLineOfConfigFile(configPath, {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => undefined });
+      const parsed = ts.getParsedCommandLineOfConfigFile(configPath, {}, { ...parseHostFor(tree), onUnRecoverableConfigFileDiagnostic: () => undefined });
       for (const f of parsed?.fileNames ?? []) land(`reference:${rel}`, f, 'config', true);
     }
   }

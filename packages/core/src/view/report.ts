@@ -82,8 +82,11 @@ export interface DigestStats {
   /** Bytes read (files git vouched for are not read). */
   bytes: number;
   ms: number;
-  /** How the file list and content hashes were reconciled: from git's status and index, or by listing and hashing. */
-  sync?: 'git' | 'scan';
+  /**
+   * How the file list and content hashes were reconciled: from git's status and index, by listing and
+   * hashing, or from a git tree object (`tree`: another state, read without a checkout).
+   */
+  sync?: 'git' | 'scan' | 'tree';
   /** Files whose content hash came from the view's manifest on git's word, unread (view/git-state.ts). */
   vouched?: number;
 }

@@ -1,5 +1,6 @@
 /**
- * One workspace at one state: its packages (workspace/discover.ts), its lockfile (read on first use), and — prepared on
+ * One workspace at one state — the working tree, or a git tree object read without a checkout
+ * (`WorkspaceView.at`, workspace/tree.ts): its packages (workspace/discover.ts), its lockfile (read on first use), and — prepared on
  * demand, each package once — every package's tsconfig view, its digest report (view/digest-tree.ts,
  * through the store and one shared digest pool), and what its sources reach beyond named imports
  * (view/reach.ts: the cross-package resolution). Keys (key/) are computed on top of a view; a view
@@ -12,6 +13,8 @@
  *   the store than are worth digesting on the calling thread (the usual warm run after an edit: one or
  *   a few files; booting a worker would cost ~1–2 s), and `close` ends it;
  * - nothing read here depends on where the workspace is: reports and reach are workspace-relative;
+ * - every file is read through the view's FileTree: a view of a git tree is the same computation as
+ *   a view of a checkout of it (its digests through a store view of their own, blob ids known up front);
  * - what the codegraph reads of other packages comes from here too: the packages by name with their
  *   entries and output folders (`packageInfos`, read once per view), and files of other packages
  *   located and sliced through the view's store and pool (`foreign`, view/foreign.ts).
@@ -27,6 +30,7 @@ import digestFile from '../pool/worker.js';
 import { typescript } from '../parse/typescript.js';
 import { discoverWorkspace, type WorkspaceProject } from '../workspace/discover.js';
 import { readLockfile, type Lockfile } from '../workspace/lockfile.js';
+import { GitTree, worktree, type FileTree } from '../workspace/tree.js';
 import { findTsconfig, readTsconfig, type TsconfigView } from '../workspace/tsconfig.js';
 import { digestTree } from './digest-tree.js';
 import { buildOutputDirs } from './files.js';
@@ -42,6 +46,8 @@ export interface WorkspaceViewOptions {
   workers?: number;
   /** Preferred tsconfig per project root (relative to it); default: tsconfig.lib.json, .build, tsconfig.json. */
   tsconfigs?: Record<string, string>;
+  /** Where the files are read from; default the working tree (`WorkspaceView.at` reads a git revision). */
+  tree?: FileTree;
 }
 
 /** A package as the view holds it. */
@@ -88,6 +94,9 @@ export class WorkspaceView {
   /** The digest pool the view's trees share (lazy: see INLINE_MISSES). */
   readonly digestPool: DigestPool;
 
+  /** Where this view's files are read from. */
+  readonly tree: FileTree;
+
   private constructor(
     readonly root: string,
     readonly kind: string,
@@ -96,6 +105,7 @@ export class WorkspaceView {
     private readonly options: WorkspaceViewOptions,
   ) {
     this.byName = new Map(projects.map((p) => [p.name, p]));
+    this.tree = options.tree ?? worktree;
     const threads = Math.max(1, options.workers ?? defaultWorkerCount());
     this.inlineLeft = options.workers === undefined ? INLINE_MISSES : 0;
     this.digestPool = {
@@ -107,8 +117,17 @@ export class WorkspaceView {
 
   /** The workspace at `root` as it is on disk now: its packages (nothing is digested yet; the lockfile is read on first use). */
   static async open(root: string, options: WorkspaceViewOptions = {}): Promise<WorkspaceView> {
-    const ws = await discoverWorkspace(root);
-    return new WorkspaceView(root, ws.kind, ws.projects, ws.diagnostics, options);
+    const ws = await discoverWorkspace(root, options.tree);
+    return new WorkspaceView(root, ws.kind, ws.projects, [...(options.tree?.diagnostics ?? []), ...ws.diagnostics], options);
+  }
+
+  /**
+   * The workspace at `root` as git revision `rev` has it (a commit, tag or tree), read from git
+   * objects: no checkout, nothing written to the working tree. Installed dependencies are read from
+   * disk (workspace/tree.ts). Throws KILN_GIT_REF_UNKNOWN / KILN_GIT_UNAVAILABLE.
+   */
+  static at(root: string, rev: string, options: Omit<WorkspaceViewOptions, 'tree'> = {}): Promise<WorkspaceView> {
+    return WorkspaceView.open(root, { ...options, tree: GitTree.open(root, rev) });
   }
 
   /** A view of no packages at `root` (no workspace found, or it could not be discovered): its store and pool only. */
@@ -124,7 +143,7 @@ export class WorkspaceView {
    * a graph export never asks, and a large pnpm lockfile costs ~0.1 s to parse.
    */
   lockfile(): Promise<Lockfile> {
-    return (this.lockfileRead ??= readLockfile(this.root).then((l) => (this.lockfileValue = l)));
+    return (this.lockfileRead ??= readLockfile(this.root, this.tree).then((l) => (this.lockfileValue = l)));
   }
 
   /** Discovery's diagnostics, and the lockfile's once it was read (it reports some as it is used). */
@@ -153,9 +172,9 @@ export class WorkspaceView {
       const out = new Map<string, PackageEntries>();
       for (const p of this.projects) {
         const root = join(this.root, p.root);
-        const info = await readPackageInfo(root);
+        const info = await readPackageInfo(root, this.tree);
         if (!info.found || info.invalid) continue;
-        if (!out.has(info.name)) out.set(info.name, { root, info, outDirs: await buildOutputDirs(root) });
+        if (!out.has(info.name)) out.set(info.name, { root, info, outDirs: await buildOutputDirs(root, this.tree) });
       }
       return out;
     })());
@@ -166,6 +185,8 @@ export class WorkspaceView {
    * store and pool (view/foreign.ts). One per reading: its per-file caches assume files stand still.
    */
   foreign(options: { maxFileSize?: number; memory?: Map<string, Slice> } = {}): ForeignFiles {
+    // The codegraph reads the working tree; its locator reads files from disk.
+    if (this.tree !== worktree) throw new Error(`WorkspaceView.foreign: a view of ${this.tree.label} has no foreign-file reader (the codegraph reads the working tree)`);
     const storeDir = this.options.store === false ? null : this.options.store ?? defaultStoreDir();
     return new ForeignFiles({
       storeDir,
@@ -209,9 +230,9 @@ export class WorkspaceView {
       const out: PackageView = { project: p, diagnostics: [] };
       if (!p.manifest) return out;
       const dir = join(this.root, p.root);
-      const configFile = findTsconfig(dir, this.options.tsconfigs?.[p.root]);
+      const configFile = findTsconfig(dir, this.options.tsconfigs?.[p.root], this.tree);
       if (!configFile) return out;
-      out.tsconfig = readTsconfig(this.root, p.root, configFile);
+      out.tsconfig = readTsconfig(this.root, p.root, configFile, { tree: this.tree });
       for (const e of out.tsconfig.errors) {
         out.diagnostics.push(diagnostic('KILN_TSCONFIG_INVALID', e, { file: posix.join(p.root, configFile), producer: 'key' }));
       }
@@ -233,6 +254,7 @@ export class WorkspaceView {
       files,
       ...(this.options.store !== undefined ? { store: this.options.store } : {}),
       ...(this.options.workers === 0 ? { workers: 0 } : { pool: this.digestPool }),
+      ...(this.tree !== worktree ? { tree: this.tree } : {}),
     });
   }
 
@@ -254,7 +276,7 @@ export class WorkspaceView {
     );
     for (;;) {
       const packages = this.reachPackages();
-      const caches = createReachCaches();
+      const caches = createReachCaches(this.tree);
       const more: WorkspaceProject[] = [];
       for (const prep of this.prepared.values()) {
         if (!prep.report || !prep.tsconfig) continue;
@@ -294,7 +316,7 @@ export class WorkspaceView {
   }
 
   /** What a report's sources reach beyond named imports, resolved with a tsconfig view (view/reach.ts). */
-  reach(root: string, report: DigestReport, tsconfig: TsconfigView, caches: ReachCaches = createReachCaches(), packages = this.reachPackages()): ReachResult {
+  reach(root: string, report: DigestReport, tsconfig: TsconfigView, caches: ReachCaches = createReachCaches(this.tree), packages = this.reachPackages()): ReachResult {
     return computeReach(this.root, root, report, tsconfig, packages, (name) => this.reportOf(name), caches);
   }
 

@@ -2,11 +2,12 @@
  * Which packages a workspace has: npm/yarn `workspaces` (array or `{ packages }`), pnpm's
  * `pnpm-workspace.yaml`, or — in an Nx workspace without either — every package.json below the root.
  * Works without Nx (core never imports it), so `kiln keys` runs in a plain npm/pnpm/yarn workspace.
- * Deterministic: projects sorted by root; roots are relative POSIX paths.
+ * Deterministic: projects sorted by root; roots are relative POSIX paths. Reads through a FileTree
+ * (workspace/tree.ts): the working tree by default, or a git tree object.
  */
-import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, posix } from 'node:path';
 import { diagnostic, type Diagnostic } from '../diagnostics/diagnostic.js';
+import { worktree, type FileTree } from './tree.js';
 
 export interface WorkspaceProject {
   /** package.json `name` (the project name Nx infers from it too). */
@@ -26,9 +27,10 @@ export interface Workspace {
 
 const SKIP = new Set(['node_modules', '.git', '.nx', 'dist', 'coverage', 'tmp', '.cache']);
 
-export async function discoverWorkspace(workspaceRoot: string): Promise<Workspace> {
+export async function discoverWorkspace(workspaceRoot: string, tree: FileTree = worktree): Promise<Workspace> {
   const diagnostics: Diagnostic[] = [];
-  const rootManifest = await readJson(join(workspaceRoot, 'package.json'));
+  const fsx = files(tree);
+  const rootManifest = fsx.readJson(join(workspaceRoot, 'package.json'));
   let patterns: string[] | undefined;
   let kind: Workspace['kind'] = 'single';
   const ws = rootManifest.value?.workspaces;
@@ -37,23 +39,23 @@ export async function discoverWorkspace(workspaceRoot: string): Promise<Workspac
     patterns = ((ws as { packages: unknown[] }).packages).filter((p): p is string => typeof p === 'string');
   }
   if (patterns) kind = 'npm';
-  const pnpm = await readText(join(workspaceRoot, 'pnpm-workspace.yaml'));
+  const pnpm = tree.readText(join(workspaceRoot, 'pnpm-workspace.yaml'));
   if (pnpm !== undefined) {
     patterns = parsePnpmWorkspace(pnpm);
     kind = 'pnpm';
   }
   let dirs: string[];
   if (patterns) {
-    dirs = await expandPatterns(workspaceRoot, patterns);
-  } else if (await exists(join(workspaceRoot, 'nx.json'))) {
+    dirs = await expandPatterns(workspaceRoot, patterns, tree);
+  } else if (tree.kindOf(join(workspaceRoot, 'nx.json'))) {
     kind = 'nx';
-    dirs = (await findPackageDirs(workspaceRoot, '', 0)).filter((d) => d !== '');
+    dirs = findPackageDirs(fsx, workspaceRoot, '', 0).filter((d) => d !== '');
   } else {
     dirs = [''];
   }
   const projects: WorkspaceProject[] = [];
   for (const dir of [...new Set(dirs)].sort()) {
-    const m = await readJson(join(workspaceRoot, dir, 'package.json'));
+    const m = fsx.readJson(join(workspaceRoot, dir, 'package.json'));
     if (m.missing) continue;
     if (m.error !== undefined) {
       diagnostics.push(diagnostic('KILN_MANIFEST_INVALID', `${posix.join(dir, 'package.json')}: ${m.error}`, { file: posix.join(dir, 'package.json'), producer: 'workspace' }));
@@ -86,37 +88,38 @@ export function parsePnpmWorkspace(text: string): string[] {
 }
 
 /** Expand workspace globs (`libs/*`, `packages/**`, exact dirs, `!negations`) to package dirs. */
-export async function expandPatterns(root: string, patterns: string[]): Promise<string[]> {
+export async function expandPatterns(root: string, patterns: string[], tree: FileTree = worktree): Promise<string[]> {
+  const fsx = files(tree);
   const include = patterns.filter((p) => !p.startsWith('!'));
   const exclude = patterns.filter((p) => p.startsWith('!')).map((p) => globToRegExp(p.slice(1)));
   const found = new Set<string>();
   for (const pattern of include) {
     const clean = pattern.replace(/^\.\//, '').replace(/\/$/, '');
-    for (const dir of await expand(root, '', clean.split('/'))) {
+    for (const dir of expand(fsx, root, '', clean.split('/'))) {
       if (exclude.some((re) => re.test(dir))) continue;
-      if (await exists(join(root, dir, 'package.json'))) found.add(dir);
+      if (fsx.exists(join(root, dir, 'package.json'))) found.add(dir);
     }
   }
   return [...found].sort();
 }
 
-async function expand(root: string, prefix: string, segments: string[]): Promise<string[]> {
+function expand(fsx: Files, root: string, prefix: string, segments: string[]): string[] {
   if (!segments.length) return [prefix];
   const [seg, ...rest] = segments as [string, ...string[]];
   // Dot directories only when the pattern names them (pnpm's `examples/.*/*`).
-  const children = async () => (await listDirs(join(root, prefix))).filter((d) => !SKIP.has(d) && (!d.startsWith('.') || seg.startsWith('.')));
+  const children = () => fsx.listDirs(join(root, prefix)).filter((d) => !SKIP.has(d) && (!d.startsWith('.') || seg.startsWith('.')));
   if (seg === '**') {
-    const out = await expand(root, prefix, rest);
-    for (const d of await children()) out.push(...(await expand(root, posix.join(prefix, d), segments)));
+    const out = expand(fsx, root, prefix, rest);
+    for (const d of children()) out.push(...expand(fsx, root, posix.join(prefix, d), segments));
     return out;
   }
   if (seg.includes('*')) {
     const re = globToRegExp(seg);
     const out: string[] = [];
-    for (const d of await children()) if (re.test(d)) out.push(...(await expand(root, posix.join(prefix, d), rest)));
+    for (const d of children()) if (re.test(d)) out.push(...expand(fsx, root, posix.join(prefix, d), rest));
     return out;
   }
-  return (await exists(join(root, prefix, seg))) ? expand(root, posix.join(prefix, seg), rest) : [];
+  return fsx.exists(join(root, prefix, seg)) ? expand(fsx, root, posix.join(prefix, seg), rest) : [];
 }
 
 function globToRegExp(glob: string): RegExp {
@@ -129,50 +132,39 @@ function globToRegExp(glob: string): RegExp {
   return new RegExp(`^${re}$`);
 }
 
-async function findPackageDirs(root: string, prefix: string, depth: number): Promise<string[]> {
+function findPackageDirs(fsx: Files, root: string, prefix: string, depth: number): string[] {
   const out: string[] = [];
-  if (await exists(join(root, prefix, 'package.json'))) out.push(prefix);
+  if (fsx.exists(join(root, prefix, 'package.json'))) out.push(prefix);
   if (depth >= 5) return out;
-  for (const d of await listDirs(join(root, prefix))) {
+  for (const d of fsx.listDirs(join(root, prefix))) {
     if (SKIP.has(d) || d.startsWith('.')) continue;
-    out.push(...(await findPackageDirs(root, posix.join(prefix, d), depth + 1)));
+    out.push(...findPackageDirs(fsx, root, posix.join(prefix, d), depth + 1));
   }
   return out;
 }
 
-async function listDirs(dir: string): Promise<string[]> {
-  try {
-    return (await readdir(dir, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name).sort();
-  } catch {
-    return [];
-  }
+interface Files {
+  listDirs(dir: string): string[];
+  exists(p: string): boolean;
+  readJson(p: string): { value?: Record<string, unknown>; error?: string; missing?: boolean };
 }
 
-async function exists(p: string): Promise<boolean> {
-  try {
-    await stat(p);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function readText(p: string): Promise<string | undefined> {
-  try {
-    return await readFile(p, 'utf8');
-  } catch {
-    return undefined;
-  }
-}
-
-async function readJson(p: string): Promise<{ value?: Record<string, unknown>; error?: string; missing?: boolean }> {
-  const text = await readText(p);
-  if (text === undefined) return { missing: true };
-  try {
-    const v = JSON.parse(text) as unknown;
-    if (!v || typeof v !== 'object' || Array.isArray(v)) return { error: 'package.json is not a JSON object' };
-    return { value: v as Record<string, unknown> };
-  } catch (e) {
-    return { error: (e as Error).message };
-  }
+/** The few reads discovery makes, on a tree (synchronous: a handful of small files and directories). */
+function files(tree: FileTree): Files {
+  return {
+    // A symlinked directory is not walked into (no cycles), as readdir's Dirent.isDirectory() said before.
+    listDirs: (dir) => (tree.list(dir) ?? []).filter((e) => e.kind === 'dir' && !e.symlink).map((e) => e.name),
+    exists: (p) => tree.kindOf(p) !== undefined,
+    readJson(p) {
+      const text = tree.readText(p);
+      if (text === undefined) return { missing: true };
+      try {
+        const v = JSON.parse(text) as unknown;
+        if (!v || typeof v !== 'object' || Array.isArray(v)) return { error: 'package.json is not a JSON object' };
+        return { value: v as Record<string, unknown> };
+      } catch (e) {
+        return { error: (e as Error).message };
+      }
+    },
+  };
 }

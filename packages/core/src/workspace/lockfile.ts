@@ -38,7 +38,8 @@
  *     lockfile present; pnpm's `packages` metadata (v9) is not parsed; closures are memoised per
  *     resolved instance.
  */
-import { lstat, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
+import { worktree, type FileTree } from './tree.js';
 import { join, posix } from 'node:path';
 import { diagnostic, type Diagnostic } from '../diagnostics/diagnostic.js';
 import { digestParts, sha256Hex } from '../digest/hash.js';
@@ -73,14 +74,15 @@ export interface Lockfile {
   readonly diagnostics: Diagnostic[];
 }
 
-export async function readLockfile(workspaceRoot: string): Promise<Lockfile> {
-  const npm = await readText(join(workspaceRoot, 'package-lock.json'));
-  if (npm !== undefined) return npmLockfile(npm, workspaceRoot);
-  const pnpm = await readText(join(workspaceRoot, 'pnpm-lock.yaml'));
-  if (pnpm !== undefined) return pnpmLockfile(pnpm, workspaceRoot);
-  const yarn = await readText(join(workspaceRoot, 'yarn.lock'));
-  if (yarn !== undefined) return yarnLockfile(yarn, workspaceRoot);
-  return installedOnly(workspaceRoot);
+/** The workspace's lockfile, read from `tree` (workspace/tree.ts); installed packages are always read from disk. */
+export async function readLockfile(workspaceRoot: string, tree: FileTree = worktree): Promise<Lockfile> {
+  const npm = await readText(tree, join(workspaceRoot, 'package-lock.json'));
+  if (npm !== undefined) return npmLockfile(npm, workspaceRoot, tree);
+  const pnpm = await readText(tree, join(workspaceRoot, 'pnpm-lock.yaml'));
+  if (pnpm !== undefined) return pnpmLockfile(pnpm, workspaceRoot, tree);
+  const yarn = await readText(tree, join(workspaceRoot, 'yarn.lock'));
+  if (yarn !== undefined) return yarnLockfile(yarn, workspaceRoot, tree);
+  return installedOnly(workspaceRoot, tree);
 }
 
 /** What a key records of one external package: the version it resolves to and, where known, its closure. */
@@ -213,7 +215,7 @@ interface NpmEntry {
   peerDependenciesMeta?: Record<string, { optional?: boolean }>;
 }
 
-function npmLockfile(text: string, root: string): Lockfile {
+function npmLockfile(text: string, root: string, tree: FileTree): Lockfile {
   const diagnostics: Diagnostic[] = [];
   const file = 'package-lock.json';
   let lock: unknown;
@@ -291,7 +293,7 @@ function npmLockfile(text: string, root: string): Lockfile {
       const entry = at === undefined ? undefined : packages.get(at);
       if (entry?.link) return 'workspace';
       if (entry?.version) return String(entry.version);
-      return installedVersion(root, name, projectRoot);
+      return installedVersion(tree, root, name, projectRoot);
     },
     async closureOf(name, projectRoot) {
       if (broken !== undefined) return wholeLockfile(text, broken);
@@ -365,7 +367,7 @@ interface PnpmDeps {
   [name: string]: unknown;
 }
 
-async function pnpmLockfile(raw: string, root: string): Promise<Lockfile> {
+async function pnpmLockfile(raw: string, root: string, tree: FileTree): Promise<Lockfile> {
   const diagnostics: Diagnostic[] = [];
   const file = 'pnpm-lock.yaml';
   const text = mainPnpmDocument(raw);
@@ -456,7 +458,7 @@ async function pnpmLockfile(raw: string, root: string): Promise<Lockfile> {
       // `15.3.2(@babel/core@7.26.9)(…)`: the peer suffix is the instance's peer resolution, which its
       // closure covers; the package's own version is what its types are.
       if (v) return v.startsWith('link:') || v.startsWith('workspace:') ? 'workspace' : v.replace(/\(.*$/, '').replace(/^\/?(@?[^@]+)@/, (m, n: string) => (n === name ? '' : m));
-      return installedVersion(root, name, projectRoot);
+      return installedVersion(tree, root, name, projectRoot);
     },
     async closureOf(name, projectRoot) {
       if (broken !== undefined) return wholeLockfile(raw, broken);
@@ -491,7 +493,7 @@ interface YarnEntry {
   peerDependencies?: unknown;
 }
 
-async function yarnLockfile(text: string, root: string): Promise<Lockfile> {
+async function yarnLockfile(text: string, root: string, tree: FileTree): Promise<Lockfile> {
   const diagnostics: Diagnostic[] = [];
   const file = 'yarn.lock';
   const berry = /^__metadata:/m.test(text);
@@ -593,7 +595,7 @@ async function yarnLockfile(text: string, root: string): Promise<Lockfile> {
   const manifests = new Map<string, Promise<Record<string, unknown> | undefined>>();
   const manifest = (dir: string) => {
     let m = manifests.get(dir);
-    if (!m) manifests.set(dir, (m = readText(join(root, dir, 'package.json')).then((t) => (t === undefined ? undefined : parseJson(t)))));
+    if (!m) manifests.set(dir, (m = readText(tree, join(root, dir, 'package.json')).then((t) => (t === undefined ? undefined : parseJson(t)))));
     return m;
   };
   /** The range a project (else the workspace root) declares for `name`. */
@@ -613,7 +615,7 @@ async function yarnLockfile(text: string, root: string): Promise<Lockfile> {
     async versionOf(name, projectRoot) {
       const v = versions.get(name);
       if (v?.size) return [...v].sort().join('|'); // several resolutions: all of them, conservatively
-      return installedVersion(root, name, projectRoot);
+      return installedVersion(tree, root, name, projectRoot);
     },
     async closureOf(name, projectRoot) {
       if (broken !== undefined) return wholeLockfile(text, broken);
@@ -637,7 +639,7 @@ async function yarnLockfile(text: string, root: string): Promise<Lockfile> {
  * `require` from each package's folder (a symlinked folder — a workspace link — is not entered). The
  * closure covers what this machine has installed, which is what its build reads.
  */
-function installedOnly(root: string): Lockfile {
+function installedOnly(root: string, tree: FileTree): Lockfile {
   const diagnostics: Diagnostic[] = [];
   let noted = false;
   /** Install folder (relative, posix) → its manifest and whether it is a link; memoised. */
@@ -646,9 +648,9 @@ function installedOnly(root: string): Lockfile {
     let f = folders.get(rel);
     if (!f) {
       f = (async () => {
-        const text = await readText(join(root, rel, 'package.json'));
+        const text = await readText(tree, join(root, rel, 'package.json'));
         if (text === undefined) return undefined;
-        const link = await lstat(join(root, rel)).then((s) => s.isSymbolicLink(), () => false);
+        const link = tree.isSymlink(join(root, rel));
         return { manifest: parseJson(text) ?? {}, link };
       })();
       folders.set(rel, f);
@@ -709,7 +711,7 @@ function installedOnly(root: string): Lockfile {
   return {
     kind: 'installed',
     diagnostics,
-    versionOf: (name, projectRoot) => installedVersion(root, name, projectRoot),
+    versionOf: (name, projectRoot) => installedVersion(tree, root, name, projectRoot),
     async closureOf(name, projectRoot) {
       if (!noted) {
         noted = true;
@@ -726,9 +728,9 @@ function installedOnly(root: string): Lockfile {
   };
 }
 
-async function installedVersion(root: string, name: string, projectRoot: string): Promise<string | undefined> {
+async function installedVersion(tree: FileTree, root: string, name: string, projectRoot: string): Promise<string | undefined> {
   for (const base of [join(root, projectRoot, 'node_modules', name), join(root, 'node_modules', name)]) {
-    const text = await readText(join(base, 'package.json'));
+    const text = await readText(tree, join(base, 'package.json'));
     if (text === undefined) continue;
     const v = parseJson(text)?.version;
     if (typeof v === 'string') return v; // an unreadable manifest is an unknown version
@@ -777,7 +779,8 @@ function unquote(s: string): string {
   return s.replace(/^['"]|['"]$/g, '');
 }
 
-async function readText(p: string): Promise<string | undefined> {
+async function readText(tree: FileTree, p: string): Promise<string | undefined> {
+  if (tree !== worktree) return tree.readText(p);
   try {
     return await readFile(p, 'utf8');
   } catch {

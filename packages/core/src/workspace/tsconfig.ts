@@ -2,12 +2,13 @@
  * What a project's tsconfig contributes to a build key: the compiler options that can change the
  * output or the diagnostics (paths relativised to the project, so two clones agree), and the list of
  * files the build compiles. Options that only change how the compiler reports or caches (`pretty`,
- * `incremental`, `tsBuildInfoFile`, tracing) are left out.
+ * `incremental`, `tsBuildInfoFile`, tracing) are left out. Read from the working tree (the compiler's
+ * own `ts.sys`) or, given one, another FileTree (a git tree: workspace/tree.ts).
  */
-import { existsSync } from 'node:fs';
 import { isAbsolute, join, relative, sep } from 'node:path';
 import { typescript } from '../parse/typescript.js';
 import { digestParts } from '../digest/hash.js';
+import { worktree, type FileTree } from './tree.js';
 
 /** Candidate config names, in the order the build executor looks for them. */
 export const TSCONFIG_CANDIDATES = ['tsconfig.lib.json', 'tsconfig.build.json', 'tsconfig.json'];
@@ -49,24 +50,68 @@ export interface TsconfigView {
   compiler?: { options: import('typescript').CompilerOptions; projectReferences: readonly import('typescript').ProjectReference[]; configPath: string };
 }
 
-export function findTsconfig(projectDir: string, preferred?: string): string | undefined {
-  if (preferred) return existsSync(join(projectDir, preferred)) ? preferred : undefined;
-  return TSCONFIG_CANDIDATES.find((c) => existsSync(join(projectDir, c)));
+export function findTsconfig(projectDir: string, preferred?: string, tree: FileTree = worktree): string | undefined {
+  const exists = (c: string) => tree.kindOf(join(projectDir, c)) !== undefined;
+  if (preferred) return exists(preferred) ? preferred : undefined;
+  return TSCONFIG_CANDIDATES.find(exists);
 }
+
+/**
+ * The compiler's config-parsing host over a FileTree: `readDirectory` is the compiler's own include/
+ * exclude matcher (`matchFiles`, what `ts.sys.readDirectory` runs) over the tree's listings, so a
+ * git tree expands `include` exactly as a checkout of it would.
+ */
+export function parseHostFor(tree: FileTree): Omit<TS_ParseHost, 'onUnRecoverableConfigFileDiagnostic'> {
+  const ts = typescript();
+  if (tree === worktree) return ts.sys;
+  const matchFiles = (ts as unknown as { matchFiles?: MatchFiles }).matchFiles;
+  if (typeof matchFiles !== 'function') throw new Error(`TypeScript ${ts.version} has no matchFiles: reading a tsconfig from a git tree needs TypeScript 4.x–6.x`);
+  const entries = (dir: string) => {
+    const files: string[] = [];
+    const directories: string[] = [];
+    for (const e of tree.list(dir) ?? []) {
+      if (e.kind === 'file') files.push(e.name);
+      else if (e.kind === 'dir') directories.push(e.name);
+    }
+    return { files, directories };
+  };
+  return {
+    ...ts.sys,
+    fileExists: (p) => tree.kindOf(p) === 'file',
+    directoryExists: (p) => tree.kindOf(p) === 'dir',
+    readFile: (p) => tree.readText(p),
+    realpath: (p) => tree.realpath(p),
+    getDirectories: (p) => entries(p).directories,
+    readDirectory: (path, extensions, excludes, includes, depth) =>
+      matchFiles(path, extensions, excludes, includes, ts.sys.useCaseSensitiveFileNames, ts.sys.getCurrentDirectory(), depth, entries, (p) => tree.realpath(p)),
+  };
+}
+
+type MatchFiles = (
+  path: string,
+  extensions: readonly string[] | undefined,
+  excludes: readonly string[] | undefined,
+  includes: readonly string[] | undefined,
+  useCaseSensitiveFileNames: boolean,
+  currentDirectory: string,
+  depth: number | undefined,
+  getFileSystemEntries: (path: string) => { files: readonly string[]; directories: readonly string[] },
+  realpath: (path: string) => string,
+) => string[];
 
 /**
  * A tsconfig as kiln keys it. With `files: false` the `include` globs are not expanded (`fileNames`
  * and `outsideFiles` come back empty): for a caller that keys only the options — a tool key's other
  * tsconfigs — the directory walk is most of the cost, and options never depend on it.
  */
-export function readTsconfig(workspaceRoot: string, projectRoot: string, configFile: string, opts: { files?: boolean } = {}): TsconfigView {
+export function readTsconfig(workspaceRoot: string, projectRoot: string, configFile: string, opts: { files?: boolean; tree?: FileTree } = {}): TsconfigView {
   const ts = typescript();
   const listFiles = opts.files !== false;
   const projectDir = join(workspaceRoot, projectRoot);
   const configPath = join(projectDir, configFile);
   const errors: string[] = [];
   const host: TS_ParseHost = {
-    ...ts.sys,
+    ...parseHostFor(opts.tree ?? worktree),
     ...(listFiles ? {} : { readDirectory: () => [] }),
     onUnRecoverableConfigFileDiagnostic: (d) => errors.push(ts.flattenDiagnosticMessageText(d.messageText, ' ')),
   };

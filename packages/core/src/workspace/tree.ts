@@ -1,0 +1,363 @@
+/**
+ * Where a workspace's files are read from: the working tree (node:fs), or a git tree object without a
+ * checkout (`GitTree`). Everything that reads a workspace at one state — discovery, the lockfile,
+ * tsconfigs, package manifests, digesting, reach — reads through a `FileTree`, so a view of a base
+ * commit is the same computation as a view of the working tree, fed other bytes.
+ *
+ * Invariants:
+ * - paths in and out are absolute paths of the workspace as checked out here; a git tree answers for
+ *   every path inside its repository exactly as a checkout of that tree would (tracked files only:
+ *   nothing untracked or ignored exists in a tree object), and never writes anything;
+ * - installed dependencies are not in git: a path with a `node_modules` segment, and any path outside
+ *   the repository, is read from disk (the base state is read with this machine's installs, as
+ *   `nx affected` reads it);
+ * - a git tree knows each file's blob id without reading it (`blobOf`): a caller that recorded
+ *   (blob id → content hash) never reads that blob again (view/collect.ts);
+ * - blobs are read in batches (`preload`: one `git cat-file --batch` for many files) and kept; a
+ *   single synchronous read (the compiler's hosts ask one file at a time) is one `git cat-file`;
+ * - nothing happens at import time; git runs only when a GitTree is opened or read.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { diagnostic, KilnError, type Diagnostic } from '../diagnostics/diagnostic.js';
+
+export type EntryKind = 'file' | 'dir';
+
+export interface TreeEntry {
+  name: string;
+  /** What it is, symlinks followed; undefined for a dangling link or something else (a submodule, a socket). */
+  kind: EntryKind | undefined;
+  symlink: boolean;
+}
+
+export interface FileTree {
+  /** `worktree`, or `git` for a tree object. */
+  readonly kind: 'worktree' | 'git';
+  /** What state this is, for messages and store view ids: `worktree`, or `git:<tree id>`. */
+  readonly label: string;
+  /** A file's bytes; undefined when there is no such file (or it cannot be read). */
+  readFile(abs: string): Buffer | undefined;
+  /** A file's text (UTF-8); undefined when there is no such file. */
+  readText(abs: string): string | undefined;
+  /** What is at a path, symlinks followed. */
+  kindOf(abs: string): EntryKind | undefined;
+  /** A directory's entries, sorted by name; undefined when it is not a directory. */
+  list(abs: string): TreeEntry[] | undefined;
+  /** The path with symlinks resolved (the path itself when nothing is linked or it does not exist). */
+  realpath(abs: string): string;
+  /** Whether the path itself is a symbolic link. */
+  isSymlink(abs: string): boolean;
+  /** The file's git blob id, where the tree knows it without reading (a git tree's tracked files). */
+  blobOf(abs: string): string | undefined;
+  /** Read these files ahead, in one batch where the tree can (a git tree); a no-op on disk. */
+  preload(abs: readonly string[]): Promise<void>;
+  /** Problems met while reading the tree (paths git has that kiln cannot name). */
+  readonly diagnostics: readonly Diagnostic[];
+}
+
+// ------------------------------------------------------------------------------------- working tree
+
+function statOf(abs: string): fs.Stats | undefined {
+  try {
+    return fs.statSync(abs, { throwIfNoEntry: false });
+  } catch {
+    return undefined;
+  }
+}
+
+/** The working tree, through node:fs. */
+export const worktree: FileTree = {
+  kind: 'worktree',
+  label: 'worktree',
+  diagnostics: [],
+  readFile(abs) {
+    try {
+      return fs.readFileSync(abs);
+    } catch {
+      return undefined;
+    }
+  },
+  readText(abs) {
+    try {
+      return fs.readFileSync(abs, 'utf8');
+    } catch {
+      return undefined;
+    }
+  },
+  kindOf(abs) {
+    const s = statOf(abs);
+    return s?.isFile() ? 'file' : s?.isDirectory() ? 'dir' : undefined;
+  },
+  list(abs) {
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(abs, { withFileTypes: true });
+    } catch {
+      return undefined;
+    }
+    return entries
+      .map((e): TreeEntry => {
+        const symlink = e.isSymbolicLink();
+        const kind: EntryKind | undefined = symlink ? worktree.kindOf(join(abs, e.name)) : e.isFile() ? 'file' : e.isDirectory() ? 'dir' : undefined;
+        return { name: e.name, kind, symlink };
+      })
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  },
+  realpath(abs) {
+    try {
+      return fs.realpathSync(abs);
+    } catch {
+      return abs;
+    }
+  },
+  isSymlink(abs) {
+    try {
+      return fs.lstatSync(abs).isSymbolicLink();
+    } catch {
+      return false;
+    }
+  },
+  blobOf: () => undefined,
+  preload: () => Promise.resolve(),
+};
+
+// ---------------------------------------------------------------------------------------- git tree
+
+interface GitEntry {
+  mode: string;
+  oid: string;
+}
+
+const GIT_TIMEOUT_MS = 60_000;
+const MAX_BUFFER = 1 << 30;
+
+function git(cwd: string, args: string[]): string {
+  return execFileSync('git', args, { cwd, encoding: 'utf8', maxBuffer: MAX_BUFFER, timeout: GIT_TIMEOUT_MS, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+function gitFailure(e: unknown): string {
+  const err = e as { stderr?: string | Buffer; message?: string };
+  const text = (typeof err.stderr === 'string' ? err.stderr : err.stderr?.toString('utf8')) || err.message || String(e);
+  return text.trim().split('\n')[0] ?? 'git failed';
+}
+
+/**
+ * A git tree object read as a checkout of it would be, without one. `open` resolves `rev` (a commit,
+ * a tag or a tree) in the repository holding `workspaceRoot`; unknown revisions are a
+ * KILN_GIT_REF_UNKNOWN error, a repository without git a KILN_GIT_UNAVAILABLE one.
+ */
+export class GitTree implements FileTree {
+  readonly kind = 'git' as const;
+  readonly label: string;
+  readonly diagnostics: Diagnostic[] = [];
+  /** Repository-relative POSIX path → entry, for blobs and links. */
+  private readonly files = new Map<string, GitEntry>();
+  /** Repository-relative POSIX directory ('' for the top) → its entries' names, sorted. */
+  private readonly dirs = new Map<string, string[]>();
+  private readonly blobs = new Map<string, Buffer>();
+  /** Blobs read so far (batched and single), for tests and stats. */
+  blobsRead = 0;
+
+  private constructor(
+    /** The repository's top directory (absolute). */
+    readonly top: string,
+    readonly treeId: string,
+  ) {
+    this.label = `git:${treeId}`;
+  }
+
+  static open(workspaceRoot: string, rev: string): GitTree {
+    let top: string;
+    try {
+      top = resolve(git(workspaceRoot, ['rev-parse', '--show-toplevel']).trim());
+    } catch (e) {
+      throw new KilnError(diagnostic('KILN_GIT_UNAVAILABLE', `${gitFailure(e)}`, { producer: 'workspace' }));
+    }
+    let treeId: string;
+    try {
+      treeId = git(top, ['rev-parse', '--verify', '--quiet', '--end-of-options', `${rev}^{tree}`]).trim();
+    } catch (e) {
+      throw new KilnError(diagnostic('KILN_GIT_REF_UNKNOWN', `'${rev}' names no commit or tree in ${relative(process.cwd(), top) || '.'}${gitFailure(e) && !/^Command failed/.test(gitFailure(e)) ? `: ${gitFailure(e)}` : ''}`, { producer: 'workspace' }));
+    }
+    const tree = new GitTree(top, treeId);
+    tree.readListing(git(top, ['ls-tree', '-r', '-t', '-z', '--full-tree', treeId]));
+    return tree;
+  }
+
+  private readListing(out: string): void {
+    const children = new Map<string, Set<string>>([['', new Set()]]);
+    for (const record of out.split('\0')) {
+      if (!record) continue;
+      const tab = record.indexOf('\t');
+      const [mode, type, oid] = record.slice(0, tab).split(' ') as [string, string, string];
+      const path = record.slice(tab + 1);
+      if (path.includes('\uFFFD')) {
+        // Decoding replaced bytes that are not UTF-8: kiln names files by their text, so it cannot name this one.
+        this.diagnostics.push(diagnostic('KILN_GIT_PATH_NOT_UTF8', `a path in ${this.label} is not valid UTF-8 (shown as ${JSON.stringify(path)}); it is left out of the view`, { producer: 'workspace' }));
+        continue;
+      }
+      const slash = path.lastIndexOf('/');
+      const parent = slash < 0 ? '' : path.slice(0, slash);
+      const name = path.slice(slash + 1);
+      let set = children.get(parent);
+      if (!set) children.set(parent, (set = new Set()));
+      set.add(name);
+      if (type === 'tree') {
+        if (!children.has(path)) children.set(path, new Set());
+      } else if (type === 'blob') this.files.set(path, { mode, oid });
+      else if (type === 'commit') this.files.set(path, { mode: '160000', oid }); // a submodule: neither file nor directory
+    }
+    for (const [dir, names] of children) this.dirs.set(dir, [...names].sort());
+  }
+
+  /** The repository-relative POSIX path of `abs`, or undefined when disk answers for it. */
+  private relOf(abs: string): string | undefined {
+    const rel = relative(this.top, resolve(abs));
+    if (rel.startsWith('..') || isAbsolute(rel)) return undefined;
+    const posix = rel.split(sep).join('/');
+    if (posix === 'node_modules' || posix.startsWith('node_modules/') || posix.includes('/node_modules/') || posix.endsWith('/node_modules')) return undefined;
+    return posix;
+  }
+
+  /** Follow links within the tree (at most 40, as the kernel does); the entry's path and entry, or undefined. */
+  private resolveRel(rel: string, depth = 0): { rel: string; entry?: GitEntry; dir?: boolean } | undefined {
+    if (depth > 40) return undefined;
+    // Resolve links in the directories above first.
+    const parts = rel === '' ? [] : rel.split('/');
+    let at = '';
+    for (let i = 0; i < parts.length; i++) {
+      const next = at ? `${at}/${parts[i]}` : parts[i]!;
+      const e = this.files.get(next);
+      if (e?.mode === '120000') {
+        const target = this.blob(e.oid).toString('utf8');
+        const joined = resolve(this.top, at, target, ...parts.slice(i + 1));
+        const r = this.relOf(joined);
+        if (r === undefined) return { rel: relative(this.top, joined).split(sep).join('/') }; // leaves the tree: disk answers
+        return this.resolveRel(r, depth + 1);
+      }
+      if (i < parts.length - 1 && !this.dirs.has(next)) return undefined;
+      at = next;
+    }
+    if (this.dirs.has(at)) return { rel: at, dir: true };
+    const e = this.files.get(at);
+    return e ? { rel: at, entry: e } : undefined;
+  }
+
+  private blob(oid: string): Buffer {
+    let b = this.blobs.get(oid);
+    if (!b) {
+      b = execFileSync('git', ['cat-file', 'blob', oid], { cwd: this.top, maxBuffer: MAX_BUFFER, timeout: GIT_TIMEOUT_MS, stdio: ['ignore', 'pipe', 'pipe'] });
+      this.blobs.set(oid, b);
+      this.blobsRead++;
+    }
+    return b;
+  }
+
+  /** The entry a path names, links followed; `disk` when the path is read from disk. */
+  private lookup(abs: string): { disk: string } | { entry?: GitEntry; dir?: boolean } | undefined {
+    const rel = this.relOf(abs);
+    if (rel === undefined) return { disk: abs };
+    const r = this.resolveRel(rel);
+    if (!r) return undefined;
+    if (!r.entry && !r.dir) {
+      const again = join(this.top, r.rel);
+      return this.relOf(again) === undefined ? { disk: again } : undefined;
+    }
+    return r;
+  }
+
+  readFile(abs: string): Buffer | undefined {
+    const at = this.lookup(abs);
+    if (!at) return undefined;
+    if ('disk' in at) return worktree.readFile(at.disk);
+    if (!at.entry || at.entry.mode === '160000') return undefined;
+    try {
+      return this.blob(at.entry.oid);
+    } catch {
+      return undefined;
+    }
+  }
+
+  readText(abs: string): string | undefined {
+    return this.readFile(abs)?.toString('utf8');
+  }
+
+  kindOf(abs: string): EntryKind | undefined {
+    const at = this.lookup(abs);
+    if (!at) return undefined;
+    if ('disk' in at) return worktree.kindOf(at.disk);
+    return at.dir ? 'dir' : at.entry && at.entry.mode !== '160000' ? 'file' : undefined;
+  }
+
+  list(abs: string): TreeEntry[] | undefined {
+    const at = this.lookup(abs);
+    if (!at) return undefined;
+    if ('disk' in at) return worktree.list(at.disk);
+    if (!at.dir) return undefined;
+    const rel = this.relOf(this.realpath(abs))!;
+    const names = this.dirs.get(rel) ?? [];
+    return names.map((name) => {
+      const child = rel ? `${rel}/${name}` : name;
+      const symlink = this.files.get(child)?.mode === '120000';
+      return { name, kind: this.kindOf(join(this.top, child)), symlink };
+    });
+  }
+
+  realpath(abs: string): string {
+    const rel = this.relOf(abs);
+    if (rel === undefined) return worktree.realpath(abs);
+    const r = this.resolveRel(rel);
+    return r ? join(this.top, r.rel) : resolve(abs);
+  }
+
+  isSymlink(abs: string): boolean {
+    const rel = this.relOf(abs);
+    if (rel === undefined) return worktree.isSymlink(abs);
+    return this.files.get(rel)?.mode === '120000';
+  }
+
+  blobOf(abs: string): string | undefined {
+    const rel = this.relOf(abs);
+    if (rel === undefined) return undefined;
+    const e = this.resolveRel(rel)?.entry;
+    return e && e.mode !== '160000' && e.mode !== '120000' ? e.oid : undefined;
+  }
+
+  /** Read many blobs with one `git cat-file --batch`. */
+  async preload(paths: readonly string[]): Promise<void> {
+    const oids = [...new Set(paths.map((p) => this.blobOf(p)).filter((o): o is string => o !== undefined && !this.blobs.has(o)))];
+    if (!oids.length) return;
+    const child = spawn('git', ['cat-file', '--batch'], { cwd: this.top, stdio: ['pipe', 'pipe', 'pipe'] });
+    const chunks: Buffer[] = [];
+    child.stdout.on('data', (c: Buffer) => chunks.push(c));
+    const done = new Promise<void>((ok, fail) => {
+      child.on('error', fail);
+      child.on('close', (code) => (code === 0 ? ok() : fail(new Error(`git cat-file --batch exited with ${code}`))));
+    });
+    child.stdin.end(oids.join('\n') + '\n');
+    await done;
+    const out = Buffer.concat(chunks);
+    let at = 0;
+    while (at < out.length) {
+      const nl = out.indexOf(10, at);
+      const header = out.subarray(at, nl).toString('latin1').split(' ');
+      if (header[1] === 'missing') {
+        at = nl + 1;
+        continue;
+      }
+      const size = Number(header[2]);
+      this.blobs.set(header[0]!, out.subarray(nl + 1, nl + 1 + size));
+      this.blobsRead++;
+      at = nl + 1 + size + 1;
+    }
+  }
+
+  /** Every tracked file under a directory (repository-relative POSIX paths below `abs`), for listing. */
+  filesUnder(abs: string): string[] {
+    const rel = this.relOf(abs);
+    if (rel === undefined) return [];
+    const prefix = rel ? `${rel}/` : '';
+    return [...this.files.keys()].filter((f) => f.startsWith(prefix)).map((f) => f.slice(prefix.length)).sort();
+  }
+}
