@@ -13,11 +13,14 @@
  *   `nx affected` reads it);
  * - a git tree knows each file's blob id without reading it (`blobOf`): a caller that recorded
  *   (blob id → content hash) never reads that blob again (view/collect.ts);
- * - blobs are read in batches (`preload`: one `git cat-file --batch` for many files) and kept; a
- *   single synchronous read (the compiler's hosts ask one file at a time) is one `git cat-file`;
+ * - blobs are read in batches (one `git cat-file --batch` for many files) and kept: at open, every
+ *   manifest, config and lockfile (what discovery, tsconfigs and resolution ask one file at a time);
+ *   `preload` before a package's sources are digested; a synchronous read of anything else (a file
+ *   reach follows) reads its whole directory's blobs in one batch (a process costs 20–120 ms here, and
+ *   a file's neighbours are the likeliest next reads);
  * - nothing happens at import time; git runs only when a GitTree is opened or read.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { diagnostic, KilnError, type Diagnostic } from '../diagnostics/diagnostic.js';
@@ -124,6 +127,9 @@ export const worktree: FileTree = {
 
 // ---------------------------------------------------------------------------------------- git tree
 
+/** Files read at open: manifests, configs (tsconfig and other JSON), workspace and lockfiles. */
+const CONFIG_FILE = /(?:^|\/)(?:[^/]+\.(?:json|jsonc|json5|ya?ml)|\.npmrc|yarn\.lock)$/;
+
 interface GitEntry {
   mode: string;
   oid: string;
@@ -168,20 +174,29 @@ export class GitTree implements FileTree {
   }
 
   static open(workspaceRoot: string, rev: string): GitTree {
+    // One process for both answers (each git process costs 20–120 ms from a large Node process).
     let top: string;
+    let treeId: string | undefined;
     try {
-      top = resolve(git(workspaceRoot, ['rev-parse', '--show-toplevel']).trim());
+      // A revision is never an option (`rev-parse` echoes `--end-of-options` where `--verify` is not given).
+      if (rev.startsWith('-')) throw new Error(`not a revision: ${rev}`);
+      const out = git(workspaceRoot, ['rev-parse', '--show-toplevel', `${rev}^{tree}`]).trim().split('\n');
+      top = resolve(out[0]!);
+      treeId = out[1];
     } catch (e) {
-      throw new KilnError(diagnostic('KILN_GIT_UNAVAILABLE', `${gitFailure(e)}`, { producer: 'workspace' }));
+      // Which failed: no repository (or no git), or no such revision.
+      try {
+        top = resolve(git(workspaceRoot, ['rev-parse', '--show-toplevel']).trim());
+      } catch (e2) {
+        throw new KilnError(diagnostic('KILN_GIT_UNAVAILABLE', `${gitFailure(e2)}`, { producer: 'workspace' }));
+      }
+      throw new KilnError(diagnostic('KILN_GIT_REF_UNKNOWN', `'${rev}' names no commit or tree in ${relative(process.cwd(), top) || '.'}: ${gitFailure(e)}`, { producer: 'workspace' }));
     }
-    let treeId: string;
-    try {
-      treeId = git(top, ['rev-parse', '--verify', '--quiet', '--end-of-options', `${rev}^{tree}`]).trim();
-    } catch (e) {
-      throw new KilnError(diagnostic('KILN_GIT_REF_UNKNOWN', `'${rev}' names no commit or tree in ${relative(process.cwd(), top) || '.'}${gitFailure(e) && !/^Command failed/.test(gitFailure(e)) ? `: ${gitFailure(e)}` : ''}`, { producer: 'workspace' }));
-    }
+    if (!treeId || !/^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(treeId)) throw new KilnError(diagnostic('KILN_GIT_REF_UNKNOWN', `'${rev}' names no commit or tree`, { producer: 'workspace' }));
     const tree = new GitTree(top, treeId);
     tree.readListing(git(top, ['ls-tree', '-r', '-t', '-z', '--full-tree', treeId]));
+    // What the compiler's hosts and discovery will ask for one at a time: manifests, configs, lockfiles.
+    tree.readBatch([...tree.files].filter(([path, e]) => e.mode !== '160000' && e.mode !== '120000' && CONFIG_FILE.test(path)).map(([, e]) => e.oid));
     return tree;
   }
 
@@ -244,18 +259,21 @@ export class GitTree implements FileTree {
     return e ? { rel: at, entry: e } : undefined;
   }
 
-  private blob(oid: string): Buffer {
+  /** A blob's bytes; `rel` (its path) lets a miss read its directory's other blobs in the same batch. */
+  private blob(oid: string, rel?: string): Buffer {
     let b = this.blobs.get(oid);
     if (!b) {
-      b = execFileSync('git', ['cat-file', 'blob', oid], { cwd: this.top, maxBuffer: MAX_BUFFER, timeout: GIT_TIMEOUT_MS, stdio: ['ignore', 'pipe', 'pipe'] });
-      this.blobs.set(oid, b);
-      this.blobsRead++;
+      const dir = rel === undefined ? undefined : rel.includes('/') ? rel.slice(0, rel.lastIndexOf('/')) : '';
+      const siblings = dir === undefined ? [] : (this.dirs.get(dir) ?? []).map((n) => this.files.get(dir ? `${dir}/${n}` : n)).filter((e): e is GitEntry => !!e && e.mode !== '160000').map((e) => e.oid);
+      this.readBatch([oid, ...siblings]);
+      b = this.blobs.get(oid);
+      if (!b) throw Object.assign(new Error(`blob ${oid} is missing from the repository`), { code: 'ENOENT' });
     }
     return b;
   }
 
   /** The entry a path names, links followed; `disk` when the path is read from disk. */
-  private lookup(abs: string): { disk: string } | { entry?: GitEntry; dir?: boolean } | undefined {
+  private lookup(abs: string): { disk: string } | { rel: string; entry?: GitEntry; dir?: boolean } | undefined {
     const rel = this.relOf(abs);
     if (rel === undefined) return { disk: abs };
     const r = this.resolveRel(rel);
@@ -273,7 +291,7 @@ export class GitTree implements FileTree {
     if ('disk' in at) return worktree.readFile(at.disk);
     if (!at.entry || at.entry.mode === '160000') return undefined;
     try {
-      return this.blob(at.entry.oid);
+      return this.blob(at.entry.oid, at.rel);
     } catch {
       return undefined;
     }
@@ -324,20 +342,17 @@ export class GitTree implements FileTree {
     return e && e.mode !== '160000' && e.mode !== '120000' ? e.oid : undefined;
   }
 
-  /** Read many blobs with one `git cat-file --batch`. */
-  async preload(paths: readonly string[]): Promise<void> {
-    const oids = [...new Set(paths.map((p) => this.blobOf(p)).filter((o): o is string => o !== undefined && !this.blobs.has(o)))];
+  /** Read many files' blobs with one `git cat-file --batch`. */
+  preload(paths: readonly string[]): Promise<void> {
+    this.readBatch(paths.map((p) => this.blobOf(p)).filter((o): o is string => o !== undefined));
+    return Promise.resolve();
+  }
+
+  /** Blobs by id, in one `git cat-file --batch` (synchronous: one process, whatever the count). */
+  private readBatch(ids: readonly string[]): void {
+    const oids = [...new Set(ids.filter((o) => !this.blobs.has(o)))];
     if (!oids.length) return;
-    const child = spawn('git', ['cat-file', '--batch'], { cwd: this.top, stdio: ['pipe', 'pipe', 'pipe'] });
-    const chunks: Buffer[] = [];
-    child.stdout.on('data', (c: Buffer) => chunks.push(c));
-    const done = new Promise<void>((ok, fail) => {
-      child.on('error', fail);
-      child.on('close', (code) => (code === 0 ? ok() : fail(new Error(`git cat-file --batch exited with ${code}`))));
-    });
-    child.stdin.end(oids.join('\n') + '\n');
-    await done;
-    const out = Buffer.concat(chunks);
+    const out = execFileSync('git', ['cat-file', '--batch'], { cwd: this.top, input: oids.join('\n') + '\n', maxBuffer: MAX_BUFFER, timeout: GIT_TIMEOUT_MS, stdio: ['pipe', 'pipe', 'pipe'] });
     let at = 0;
     while (at < out.length) {
       const nl = out.indexOf(10, at);
