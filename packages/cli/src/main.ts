@@ -6,6 +6,7 @@
 import { Command, CommanderError } from 'commander';
 import { KilnError, formatDiagnostic } from '@kiln/core';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, defaultIo, type Io } from './common.js';
+import { registerAffected } from './commands/affected.js';
 import { registerDiff } from './commands/diff.js';
 import { registerDigest } from './commands/digest.js';
 import { registerExplain } from './commands/explain.js';
@@ -37,6 +38,7 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
   registerKeys(program, io);
   registerExplainMiss(program, io);
   registerStoreGc(program, io);
+  registerAffected(program, io, setExit);
 
   const graph = program.command('graph').description('the codegraph: a versioned JSONL record of files, modules, declarations, imports, references and calls');
   registerGraphExport(graph, io, setExit);

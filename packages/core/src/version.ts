@@ -79,3 +79,9 @@ export const VITE_VERDICT_FORMAT = 1;
  * (plugins/src/graph-memo.ts imports it as `@kiln/core/version`, which loads nothing else of core).
  */
 export const GRAPH_MEMO_FORMAT = 4;
+
+/**
+ * Format of `kiln affected --format json` (affected/affected.ts): the records a CI script reads. A bump
+ * means a field changed meaning or was removed; adding a field does not bump it.
+ */
+export const AFFECTED_FORMAT = 1;

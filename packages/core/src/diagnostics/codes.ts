@@ -147,6 +147,12 @@ export const CODES = {
     meaning: 'kiln cannot read the workspace at that state, so nothing was computed for it.',
     hint: 'Check the revision (git rev-parse REV); in a shallow clone fetch enough history (git fetch --deepen N, or fetch-depth: 0 in CI).',
   },
+  KILN_GIT_SHALLOW: {
+    severity: 'error',
+    title: 'The base revision is not in this shallow clone',
+    meaning: 'A shallow clone holds only the last commits; the base (or the history up to the common ancestor of base and head) was not fetched, so the two states cannot be compared. Nothing was computed — an empty affected set would be a guess.',
+    hint: 'Fetch the history the comparison needs: in GitHub Actions `actions/checkout` with `fetch-depth: 0` (or enough depth to reach the base), locally `git fetch --unshallow` or `git fetch --deepen=N origin`.',
+  },
   KILN_GIT_UNAVAILABLE: {
     severity: 'error',
     title: 'git is not available for this workspace',

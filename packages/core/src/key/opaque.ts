@@ -42,6 +42,7 @@ import { gitIgnoredPaths } from '../view/git-state.js';
 import type { DigestReport } from '../view/report.js';
 import type { WorkspaceProject } from '../workspace/discover.js';
 import { listFiles } from '../workspace/list-files.js';
+import { GitTree, type FileTree } from '../workspace/tree.js';
 import type { DependencySurface } from './unit-key.js';
 
 /** What an opaque package ships, read once. */
@@ -75,6 +76,12 @@ const INLINE_UP_TO = 32;
 export interface OpaqueOptions {
   store?: string | false;
   workers?: number;
+  /**
+   * The state read, when not the working tree: a git tree (workspace/tree.ts). npm's file list reads
+   * the disk, so there a package is keyed wider — every tracked file under it by blob id, and every
+   * package its manifest names — which can only move a key more often, never less.
+   */
+  tree?: FileTree;
 }
 
 /** Reads opaque packages of one workspace, each once; collects their diagnostics. */
@@ -100,6 +107,22 @@ export class OpaquePackages {
   diagnostics(): Diagnostic[] {
     return [...this.found].sort((a, b) => (a.file ?? '').localeCompare(b.file ?? '') || a.code.localeCompare(b.code) || a.message.localeCompare(b.message));
   }
+}
+
+/**
+ * An opaque package at a git state: every tracked file under it by blob id, every package its manifest
+ * names. Imports of packages the manifest does not name are not followed here: `kiln affected` runs a
+ * target that depends on an opaque package on its full closure instead of its key (affected/).
+ */
+function readOpaqueFromGit(dir: string, project: WorkspaceProject, tree: GitTree): OpaqueContent {
+  const files = tree.filesUnder(dir).filter((f) => !f.split('/').includes('node_modules'));
+  const parts = ['list:git-tree', ...files.map((f) => `git:${f}:${tree.blobOf(join(dir, f)) ?? 'link'}`)];
+  const manifest = project.manifest ?? {};
+  const names = new Set<string>();
+  for (const field of ['dependencies', 'devDependencies', 'peerDependencies', 'optionalDependencies']) {
+    for (const n of Object.keys((manifest[field] as Record<string, unknown> | undefined) ?? {})) names.add(n);
+  }
+  return { parts, packages: [...names].sort(), counts: { shipped: files.length, semantic: 0, bytes: files.length } };
 }
 
 /**
@@ -139,6 +162,7 @@ export async function opaqueSurface(
 
 async function readOpaque(workspaceRoot: string, project: WorkspaceProject, options: OpaqueOptions, found: Diagnostic[]): Promise<OpaqueContent> {
   const dir = join(workspaceRoot, project.root);
+  if (options.tree && options.tree.kind === 'git') return readOpaqueFromGit(dir, project, options.tree as GitTree);
   const at = (rel: string) => posix.join(project.root, rel);
   const parts: string[] = [];
   const diagnostics: Diagnostic[] = [];

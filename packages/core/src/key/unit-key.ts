@@ -29,6 +29,7 @@ import { WorkspaceView, workspaceDependencyNames, type PackageView } from '../vi
 import { saveCompilerCache } from '../parse/typescript.js';
 import { computeToolKey, listToolInputs, splitToolInputs, toolOutputs, type ToolKeyComponents, type ToolTargetSpec } from './tool-key.js';
 import { OpaquePackages, opaqueSurface } from './opaque.js';
+import { worktree, type FileTree } from '../workspace/tree.js';
 
 export interface DependencySurface {
   /** Digest of what a consumer of the package can observe. */
@@ -124,6 +125,11 @@ export interface WorkspaceKeyOptions {
    * each gets a key over everything its tool can read (key/tool-key.ts).
    */
   targets?: Record<string, ToolTargetSpec[]>;
+  /**
+   * The state keyed: the working tree (default) or a git tree (workspace/tree.ts), for keys of a
+   * revision without a checkout (`kiln affected`). Tool keys (`targets`) read the working tree only.
+   */
+  tree?: FileTree;
 }
 
 /** A package as keys see it: the view's package, and the inputs of its targets kiln does not run. */
@@ -134,10 +140,13 @@ interface Prepared extends PackageView {
 
 export async function computeWorkspaceKeys(workspaceRoot: string, options: WorkspaceKeyOptions = {}): Promise<WorkspaceKeys> {
   const t0 = performance.now();
+  const tree = options.tree ?? worktree;
+  if (tree !== worktree && options.targets && Object.keys(options.targets).length) throw new Error(`computeWorkspaceKeys: tool keys read the working tree; ${tree.label} was asked for`);
   const view = await WorkspaceView.open(workspaceRoot, {
     ...(options.store !== undefined ? { store: options.store } : {}),
     ...(options.workers !== undefined ? { workers: options.workers } : {}),
     ...(options.tsconfigs ? { tsconfigs: options.tsconfigs } : {}),
+    ...(tree !== worktree ? { tree } : {}),
   });
   const lockfile = await view.lockfile();
   const byName = view.byName;
@@ -186,15 +195,15 @@ export async function computeWorkspaceKeys(workspaceRoot: string, options: Works
   const prepared = new Map<string, Prepared>();
   for (const [root, pv] of view.packages) prepared.set(root, pv);
   for (const [root, tool] of tools) prepared.set(root, { ...(prepared.get(root) ?? { project: view.projects.find((q) => q.root === root)!, diagnostics: [] }), tool });
-  const opaque = new OpaquePackages(workspaceRoot, { ...(options.store !== undefined ? { store: options.store } : {}), ...(options.workers !== undefined ? { workers: options.workers } : {}) });
-  const surfaces = new SurfaceCalculator(workspaceRoot, prepared, byName, lockfile, opaque);
+  const opaque = new OpaquePackages(workspaceRoot, { ...(options.store !== undefined ? { store: options.store } : {}), ...(options.workers !== undefined ? { workers: options.workers } : {}), tree });
+  const surfaces = new SurfaceCalculator(workspaceRoot, prepared, byName, lockfile, opaque, tree);
   const projects: ProjectKey[] = [];
   let files = 0;
   let parsed = 0;
   for (const p of view.projects) {
     if (wanted && !wanted.has(p.root)) continue;
     const prep = prepared.get(p.root) ?? { project: p, diagnostics: [] };
-    const result = await projectKey(workspaceRoot, prep, byName, lockfile, surfaces);
+    const result = await projectKey(workspaceRoot, prep, byName, lockfile, surfaces, tree);
     if (options.record && result.key && result.components) await recordComponents(workspaceRoot, result.key, result.components).catch(() => undefined);
     for (const spec of options.targets?.[p.root] ?? []) {
       const tool = prep.tool?.get(spec.name);
@@ -242,6 +251,7 @@ async function projectKey(
   byName: ReadonlyMap<string, WorkspaceProject>,
   lockfile: Lockfile,
   surfaces: SurfaceCalculator,
+  tree: FileTree,
 ): Promise<ProjectKey> {
   const p = prep.project;
   const diagnostics = [...prep.diagnostics];
@@ -289,9 +299,9 @@ async function projectKey(
 
   const files: Record<string, string> = {};
   for (const f of report.files) {
-    for (const asset of f.asset_imports) files[asset] = await contentHashOf(join(workspaceRoot, p.root, asset));
+    for (const asset of f.asset_imports) files[asset] = await contentHashOf(tree, join(workspaceRoot, p.root, asset));
   }
-  for (const outside of prep.tsconfig.outsideFiles) files[`/${outside}`] = await contentHashOf(join(workspaceRoot, outside));
+  for (const outside of prep.tsconfig.outsideFiles) files[`/${outside}`] = await contentHashOf(tree, join(workspaceRoot, outside));
 
   const imported = new Set(report.files.flatMap((f) => f.external_packages));
   const manifest = manifestView(p.manifest, imported);
@@ -408,6 +418,7 @@ class SurfaceCalculator {
     private readonly byName: ReadonlyMap<string, WorkspaceProject>,
     private readonly lockfile: Lockfile,
     private readonly opaque: OpaquePackages,
+    private readonly tree: FileTree,
   ) {}
 
   surfaceOf(name: string): Promise<DependencySurface> {
@@ -660,7 +671,7 @@ class SurfaceCalculator {
   private async assetParts(project: WorkspaceProject, report: DigestReport): Promise<string[]> {
     const assets = [...new Set(report.files.flatMap((f) => f.asset_imports.filter((a) => !f.asset_requires?.includes(a))))].sort();
     const out: string[] = [];
-    for (const a of assets) out.push(`asset:${a}:${await contentHashOf(join(this.workspaceRoot, project.root, a))}`);
+    for (const a of assets) out.push(`asset:${a}:${await contentHashOf(this.tree, join(this.workspaceRoot, project.root, a))}`);
     return out;
   }
 
@@ -716,7 +727,11 @@ function emitsCommonJs(options: Record<string, unknown>, manifest: Record<string
   return false;
 }
 
-async function contentHashOf(path: string): Promise<string> {
+async function contentHashOf(tree: FileTree, path: string): Promise<string> {
+  if (tree !== worktree) {
+    const bytes = tree.readFile(path);
+    return bytes ? sha256Hex(bytes) : 'missing';
+  }
   try {
     return sha256Hex(await readFile(path));
   } catch {

@@ -1,0 +1,164 @@
+/**
+ * Issue 13: `computeAffected` on a real git repository — one workspace, a commit per kind of change,
+ * each compared with its parent. What is asserted is what each target can observe:
+ *   - a comment edit: no build key moves and no test can see it; a lint (a target kiln does not model)
+ *     runs where `nx affected` would: the project and its dependents;
+ *   - a private body edit: only that package's build key moves (its surface did not); every
+ *     dependent's tests run (they execute the body), with a reason chain down to the declaration;
+ *   - a test file: no build; that project's tests;
+ *   - a root config (nx.json): every test, with that reason; no build key (kiln's keys do not read it);
+ *   - documentation at the root: nothing;
+ *   - a lockfile entry: only the project whose manifest names the package;
+ *   - the working tree as head (the default): uncommitted edits count, the base is the merge-base.
+ * The expected sets are written by hand from the edit, not computed by kiln's code.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { computeAffected } from '../dist/affected/affected.js';
+import { KilnError } from '../dist/diagnostics/diagnostic.js';
+import { git, tempDirs } from './lib/git-repo.js';
+
+const tempDir = tempDirs('kiln-affected-');
+
+const tsconfig = JSON.stringify({
+  compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, declaration: true, rootDir: 'src', outDir: 'dist', types: [], skipLibCheck: true },
+  include: ['src'],
+  exclude: ['src/**/*.test.ts'],
+});
+const manifest = (name: string, extra: Record<string, unknown> = {}) =>
+  JSON.stringify({ name, version: '1.0.0', type: 'module', exports: { '.': { types: './dist/index.d.ts', default: './dist/index.js' } }, ...extra }, null, 2);
+const lockfile = (zod: string) =>
+  JSON.stringify({
+    name: 'ws',
+    lockfileVersion: 3,
+    packages: {
+      '': { name: 'ws', workspaces: ['packages/*'] },
+      'node_modules/zod': { version: zod, resolved: `https://registry.npmjs.org/zod/-/zod-${zod}.tgz`, integrity: `sha512-${zod}` },
+    },
+  });
+
+let root: string;
+const commits: Record<string, string> = {};
+
+async function write(files: Record<string, string>): Promise<void> {
+  for (const [rel, text] of Object.entries(files)) {
+    await mkdir(dirname(join(root, rel)), { recursive: true });
+    await writeFile(join(root, rel), text);
+  }
+}
+async function commit(name: string, files: Record<string, string>): Promise<void> {
+  await write(files);
+  git(root, 'add', '-A');
+  git(root, 'commit', '-q', '-m', name);
+  commits[name] = git(root, 'rev-parse', 'HEAD').trim();
+}
+
+const INTERNAL = (body: string, comment = '') => `${comment}export function clamp(n: number): number {\n  return ${body};\n}\n`;
+
+beforeAll(async () => {
+  root = await tempDir();
+  git(root, 'init', '-q', '-b', 'main');
+  await commit('c0', {
+    'package.json': JSON.stringify({ name: 'ws', private: true, workspaces: ['packages/*'] }),
+    'package-lock.json': lockfile('3.22.4'),
+    'nx.json': JSON.stringify({ defaultBase: 'main' }),
+    'README.md': '# ws\n',
+    'packages/core/package.json': manifest('@x/core'),
+    'packages/core/tsconfig.json': tsconfig,
+    'packages/core/src/internal.ts': INTERNAL('Math.max(0, n)'),
+    'packages/core/src/index.ts': 'import { clamp } from "./internal.js";\nexport function parse(s: string): number {\n  return clamp(s.length);\n}\n',
+    'packages/app/package.json': manifest('@x/app', { dependencies: { '@x/core': '*' } }),
+    'packages/app/tsconfig.json': tsconfig,
+    'packages/app/src/index.ts': 'import { parse } from "@x/core";\nexport const run = (s: string): number => parse(s) + 1;\n',
+    'packages/app/src/index.test.ts': 'import { run } from "./index.js";\nif (run("a") !== 2) throw new Error("run");\n',
+    'packages/web/package.json': manifest('@x/web', { dependencies: { '@x/app': '*' } }),
+    'packages/web/tsconfig.json': tsconfig,
+    'packages/web/src/index.ts': 'import { run } from "@x/app";\nexport const page = (): number => run("page");\n',
+    'packages/solo/package.json': manifest('@x/solo', { dependencies: { zod: '^3.22.0' } }),
+    'packages/solo/tsconfig.json': tsconfig,
+    'packages/solo/src/index.ts': 'import type { ZodType } from "zod";\nexport type Schema = ZodType;\nexport const solo = 1;\n',
+  });
+  await commit('comment', { 'packages/core/src/internal.ts': INTERNAL('Math.max(0, n)', '// clamps below at zero\n') });
+  await commit('body', { 'packages/core/src/internal.ts': INTERNAL('Math.max(1, n)', '// clamps below at zero\n') });
+  await commit('testfile', { 'packages/app/src/index.test.ts': 'import { run } from "./index.js";\nif (run("ab") !== 3) throw new Error("run");\n' });
+  await commit('nxjson', { 'nx.json': JSON.stringify({ defaultBase: 'main', namedInputs: { default: ['{projectRoot}/**/*'] } }) });
+  await commit('docs', { 'README.md': '# ws\n\nMore words.\n' });
+  await commit('lockfile', { 'package-lock.json': lockfile('3.23.0') });
+}, 60_000);
+
+async function affected(base: string, head: string | undefined, targets: string[]) {
+  const store = await tempDir('kiln-affected-store-');
+  const r = await computeAffected(root, { base, ...(head ? { head } : {}), targets, keyedTarget: 'build', store, workers: 0 });
+  const by = (t: string) => r.affected.filter((a) => a.target === t).map((a) => a.project).sort();
+  return { r, by };
+}
+
+const ALL = ['@x/app', '@x/core', '@x/solo', '@x/web'];
+
+describe('kiln affected: per target, what a change can reach', () => {
+  it('a comment edit: no build, no test; a target kiln does not model runs as nx affected would', async () => {
+    const { r, by } = await affected(commits.c0!, commits.comment!, ['build', 'test', 'lint']);
+    expect(by('build')).toEqual([]);
+    expect(by('test')).toEqual([]);
+    expect(by('lint')).toEqual(['@x/app', '@x/core', '@x/web']);
+    expect(r.affected.find((a) => a.project === '@x/web' && a.target === 'lint')!.rule).toBe('files');
+  }, 120_000);
+
+  it('a private body edit: only its own build key moves; every dependent test runs, with the chain to the declaration', async () => {
+    const { r, by } = await affected(commits.comment!, commits.body!, ['build', 'test']);
+    expect(by('build')).toEqual(['@x/core']);
+    expect(r.affected.find((a) => a.target === 'build')!.rule).toBe('key');
+    expect(by('test')).toEqual(['@x/app', '@x/core', '@x/web']);
+    const web = r.affected.find((a) => a.project === '@x/web' && a.target === 'test')!;
+    expect(web.reasons[0]).toEqual(['@x/web:test', '@x/app (dependency)', '@x/core (dependency)', expect.stringMatching(/^@x\/core\/\/src\/internal#clamp:function: /)]);
+  }, 120_000);
+
+  it('a test file: no build; the tests of that project (and of its dependents)', async () => {
+    const { by } = await affected(commits.body!, commits.testfile!, ['build', 'test']);
+    expect(by('build')).toEqual([]);
+    expect(by('test')).toEqual(['@x/app', '@x/web']);
+  }, 120_000);
+
+  it('nx.json: every test, with that reason; no build key moves', async () => {
+    const { r, by } = await affected(commits.testfile!, commits.nxjson!, ['build', 'test']);
+    expect(by('build')).toEqual([]);
+    expect(by('test')).toEqual(ALL);
+    expect(r.affected[0]!.reasons[0]![1]).toMatch(/^nx\.json: workspace configuration changed/);
+  }, 120_000);
+
+  it('documentation at the root reaches nothing', async () => {
+    const { by } = await affected(commits.nxjson!, commits.docs!, ['build', 'test', 'lint']);
+    expect([...by('build'), ...by('test'), ...by('lint')]).toEqual([]);
+  }, 120_000);
+
+  it('a lockfile entry: only the project whose manifest names the package', async () => {
+    const { r, by } = await affected(commits.docs!, commits.lockfile!, ['build', 'test']);
+    expect(by('test')).toEqual(['@x/solo']);
+    expect(by('build')).toEqual(['@x/solo']);
+    expect(r.affected.find((a) => a.target === 'test')!.reasons[0]![1]).toBe('lockfile: zod: 3.22.4 → 3.23.0');
+  }, 120_000);
+
+  it('the working tree is the default head; the base defaults to the merge-base with main', async () => {
+    git(root, 'checkout', '-q', '-b', 'feature');
+    await write({ 'packages/web/src/index.ts': 'import { run } from "@x/app";\nexport const page = (): number => run("other");\n' });
+    try {
+      const store = await tempDir('kiln-affected-store-');
+      const r = await computeAffected(root, { targets: ['test'], store, workers: 0 });
+      expect(r.base.commit).toBe(commits.lockfile);
+      expect(r.head.worktree).toBe(true);
+      expect(r.affected.map((a) => a.project)).toEqual(['@x/web']);
+    } finally {
+      git(root, 'checkout', '-q', '--', '.');
+      git(root, 'checkout', '-q', 'main');
+    }
+  }, 120_000);
+
+  it('an unknown base is KILN_GIT_REF_UNKNOWN; a shallow clone without the base is KILN_GIT_SHALLOW', async () => {
+    const code = async (f: () => Promise<unknown>) => f().then(() => 'no error', (e) => (e instanceof KilnError ? e.diagnostic.code : String(e)));
+    expect(await code(() => computeAffected(root, { base: 'no-such', targets: ['test'], store: false, workers: 0 }))).toBe('KILN_GIT_REF_UNKNOWN');
+    const shallow = join(await tempDir('kiln-affected-shallow-'), 'ws');
+    git(root, 'clone', '-q', '--depth', '1', `file://${root}`, shallow);
+    expect(await code(() => computeAffected(shallow, { base: commits.c0!, targets: ['test'], store: false, workers: 0 }))).toBe('KILN_GIT_SHALLOW');
+  }, 120_000);
+});
