@@ -161,4 +161,47 @@ describe('kiln affected: per target, what a change can reach', () => {
     git(root, 'clone', '-q', '--depth', '1', `file://${root}`, shallow);
     expect(await code(() => computeAffected(shallow, { base: commits.c0!, targets: ['test'], store: false, workers: 0 }))).toBe('KILN_GIT_SHALLOW');
   }, 120_000);
+
+  it('a merge commit as head: what the merged branch changed, in meaning', async () => {
+    git(root, 'checkout', '-q', '-b', 'side', commits.lockfile!);
+    await commit('side', { 'packages/solo/src/index.ts': 'import type { ZodType } from "zod";\nexport type Schema = ZodType;\nexport const solo = 2;\n' });
+    git(root, 'checkout', '-q', 'main');
+    git(root, 'merge', '-q', '--no-ff', '-m', 'merge side', 'side');
+    commits.merge = git(root, 'rev-parse', 'HEAD').trim();
+    const { by } = await affected(commits.lockfile!, commits.merge, ['build', 'test']);
+    expect(by('build')).toEqual(['@x/solo']);
+    expect(by('test')).toEqual(['@x/solo']);
+  }, 120_000);
+
+  it('a package removed at head: its dependents are affected though none of their files changed; a renamed folder is a new project', async () => {
+    git(root, 'rm', '-r', '-q', 'packages/app');
+    await commit('rm-app', {});
+    const removed = await affected(commits.merge!, commits['rm-app']!, ['build', 'test']);
+    expect(removed.by('test')).toEqual(['@x/web']);
+    expect(removed.r.affected.find((a) => a.target === 'test')!.reasons[0]![1]).toMatch(/^@x\/app: workspace package removed/);
+    git(root, 'mv', 'packages/solo', 'packages/solo2');
+    await commit('mv-solo', {});
+    const moved = await affected(commits['rm-app']!, commits['mv-solo']!, ['build', 'test']);
+    expect(moved.by('test')).toEqual(['@x/solo']);
+    expect(moved.by('build')).toEqual(['@x/solo']);
+    expect(moved.r.affected[0]!.reasons[0]![1]).toBe('@x/solo: new project');
+  }, 120_000);
+
+  it('the kiln plugin registered only at head: kiln\'s build is not compared by key (the base built with something else)', async () => {
+    await commit('plugin', { 'nx.json': JSON.stringify({ defaultBase: 'main', plugins: [{ plugin: '@kiln/nx', options: {} }] }) });
+    const { r, by } = await affected(commits['mv-solo']!, commits.plugin!, ['build']);
+    expect(by('build')).toEqual(['@x/core', '@x/solo', '@x/web']);
+    expect(r.affected.every((a) => a.rule === 'full')).toBe(true);
+  }, 120_000);
+
+  it('a changed path that is not UTF-8 counts as a change, with KILN_GIT_PATH_NOT_UTF8', async () => {
+    await writeFile(Buffer.concat([Buffer.from(join(root, 'packages/core/src/caf')), Buffer.from([0xe9]), Buffer.from('.txt')]), 'x\n');
+    git(root, 'add', '-A');
+    git(root, 'commit', '-q', '-m', 'nonutf8');
+    commits.nonutf8 = git(root, 'rev-parse', 'HEAD').trim();
+    const { r, by } = await affected(commits.plugin!, commits.nonutf8, ['test']);
+    // (@x/app was removed above: @x/web no longer reaches @x/core.)
+    expect(by('test')).toEqual(['@x/core']);
+    expect(r.diagnostics.map((d) => d.code)).toContain('KILN_GIT_PATH_NOT_UTF8');
+  }, 120_000);
 });

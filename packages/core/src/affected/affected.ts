@@ -139,6 +139,10 @@ async function compute(
   const byProject = new Map<string, string[]>();
   const rootFiles: string[] = [];
   for (const path of states.changed) {
+    if (path.includes('\uFFFD')) {
+      // Git's bytes are not UTF-8: kiln cannot read the file by its name, so it cannot tell what changed.
+      diagnostics.push(diagnostic('KILN_GIT_PATH_NOT_UTF8', `a changed path is not valid UTF-8 (shown as ${JSON.stringify(path)}); it counts as a change kiln cannot analyse`, { producer: 'affected' }));
+    }
     const owner = ownerOf(path);
     if (owner === undefined) rootFiles.push(path);
     else (byProject.get(owner) ?? byProject.set(owner, []).get(owner)!).push(owner === '.' ? path : path.slice(owner.length + 1));
@@ -181,11 +185,11 @@ async function compute(
         return;
       }
       const sourcePaths = paths.filter((f) => fileKind(f));
-      for (const f of paths.filter((f) => !fileKind(f))) {
+      for (const f of paths.filter((f) => !fileKind(f) || f.includes('\uFFFD'))) {
         const before = base.tree.readFile(join(workspaceRoot, root, f));
         const after = head.tree.readFile(join(workspaceRoot, root, f));
-        if (!before && !after) continue;
-        c.meaning.push(`${posix.join(root, f)}: ${!before ? 'added' : !after ? 'removed' : 'changed'}`);
+        // Unreadable on both sides (a name that is not UTF-8, a link out of the tree): a change all the same.
+        c.meaning.push(`${posix.join(root, f)}: ${!before && !after ? 'changed (unreadable)' : !before ? 'added' : !after ? 'removed' : 'changed'}`);
       }
       if (!sourcePaths.length) return;
       const [b, h] = await Promise.all([sourcesOf(base, was), sourcesOf(head, p)]);
@@ -194,6 +198,15 @@ async function compute(
   );
   // New projects without a changed path of their own (cannot happen with git, but a view may disagree).
   for (const p of projects) if (!baseByRoot.has(p.root) && !changes.has(p.root)) changeOf(p.root).meaning.push(`${p.name}: new project`);
+  // A workspace package a project names that is gone at the head (deleted, renamed): that project's build
+  // and tests now resolve something else, even where none of its own files changed.
+  for (const p of projects) {
+    for (const field of ['dependencies', 'devDependencies', 'peerDependencies', 'optionalDependencies']) {
+      for (const n of Object.keys((p.manifest?.[field] as Record<string, unknown> | undefined) ?? {})) {
+        if (base.byName.has(n) && !head.byName.has(n)) changeOf(p.root).meaning.push(`${n}: workspace package removed (it was at ${base.byName.get(n)!.root})`);
+      }
+    }
+  }
 
   // ------------------------------------------------------------ files outside every project
   const global: { meaning: string[]; files: string[] } = { meaning: [], files: [] };
@@ -205,7 +218,7 @@ async function compute(
       continue;
     }
     global.files.push(f);
-    if (fileKind(f)) {
+    if (fileKind(f) && !f.includes('\uFFFD')) {
       const before = base.tree.readFile(join(workspaceRoot, f));
       const after = head.tree.readFile(join(workspaceRoot, f));
       if (before && after && before.equals(after)) continue;
@@ -262,7 +275,11 @@ async function compute(
 
   // ------------------------------------------------------------ keys, where a target is kiln's build
   const keyedTarget = options.keyedTarget === undefined ? 'build' : options.keyedTarget;
-  const wantsKeys = keyedTarget !== null && options.targets.includes(keyedTarget);
+  // kiln's build is compared by its key only where kiln built it at both states: a base without the
+  // plugin (or with other options) built with something else, whose output the key says nothing of.
+  const pluginAt = (view: WorkspaceView) => JSON.stringify(pluginEntry(view.tree.readText(join(workspaceRoot, 'nx.json'))) ?? null);
+  const pluginMoved = pluginAt(base) !== pluginAt(head);
+  const wantsKeys = keyedTarget !== null && options.targets.includes(keyedTarget) && !pluginMoved;
   let keysBase: Map<string, ProjectKey> | undefined;
   let keysHead: Map<string, ProjectKey> | undefined;
   if (wantsKeys) {
@@ -345,6 +362,16 @@ async function compute(
     diagnostics,
     stats: { ms: Math.round(performance.now() - t0) },
   };
+}
+
+/** The @kiln/nx entry of an nx.json's plugins, if any. */
+function pluginEntry(text: string | undefined): unknown {
+  try {
+    const nx = JSON.parse(text ?? '{}') as { plugins?: unknown[] };
+    return (nx.plugins ?? []).find((p) => (typeof p === 'string' ? p : (p as { plugin?: unknown })?.plugin) === '@kiln/nx');
+  } catch {
+    return undefined;
+  }
 }
 
 /** Whether the project's `target` is kiln's build: no definition of its own, or one naming kiln's executor. */
