@@ -27,7 +27,7 @@ import type { PackageInfo } from '../view/package.js';
 import { resolveManifestTarget } from '../view/resolve.js';
 import { ModuleExports, type ExportTable } from '../view/surface.js';
 import { DIGEST_SCHEMA, EXTRACTOR_VERSION, GRAPH_SCHEMA_VERSION } from '../version.js';
-import { diagnosticFile, indexDecls, type ConfigLoad, type FileDecls, type LoadedConfig, type LoadedProgram } from './checked.js';
+import { diagnosticFile, indexDecls, type ConfigLoad, type FileDecls, type LoadedProgram } from './checked.js';
 import type { TsDiag } from './diagnostics.js';
 import { implementationOf } from './syntax.js';
 import { RecordSet, type GraphMemo } from './memo.js';
@@ -69,7 +69,6 @@ export interface BuilderInput {
   /** The package's source files, for the snapshot. */
   files: { path: string; content_hash: string }[];
   outDirs: string[];
-  config: LoadedConfig | undefined;
   /** The program, when the checker runs. */
   loaded: LoadedProgram | undefined;
   mode: GraphMode;
@@ -83,7 +82,6 @@ export class Builder {
   readonly root: string;
   readonly pkg: PackageInfo;
   readonly slices: ReadonlyMap<string, Slice>;
-  readonly config: LoadedConfig | undefined;
   readonly loaded: LoadedProgram | undefined;
   private readonly files: { path: string; content_hash: string }[];
   private readonly outDirs: string[];
@@ -110,7 +108,6 @@ export class Builder {
     this.slices = input.slices;
     this.files = input.files;
     this.outDirs = input.outDirs;
-    this.config = input.config;
     this.loaded = input.loaded;
     this.mode = input.mode;
     this.out = new RecordSet(input.memo);

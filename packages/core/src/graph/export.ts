@@ -259,7 +259,7 @@ export async function exportGraph(packageDir: string, options: GraphExportOption
   done('workspace');
   const assemble = async (memo: GraphMemo | undefined) => {
     const foreign = workspace.view.foreign({ ...(options.maxFileSize !== undefined ? { maxFileSize: options.maxFileSize } : {}), ...(state ? { memory: state.foreign } : {}) });
-    const b = new Builder({ root, pkg, slices, files: report.files, outDirs, config, loaded, mode, memo, foreign });
+    const b = new Builder({ root, pkg, slices, files: report.files, outDirs, loaded, mode, memo, foreign });
     // The checker asks for other packages' declarations synchronously: their slices are loaded first.
     await b.loadForeign();
     done('foreign');
@@ -268,7 +268,7 @@ export async function exportGraph(packageDir: string, options: GraphExportOption
     const walked = loaded ? emitSites(b, loaded, sites) : 0;
     emitDiagnostics(b, report, diags, unchecked);
     done('build');
-    const imports = emitImports(b, pending, new ImportResolver(b, workspace.packages, config && !loaded ? resolutionMemoOf(config.configPath) : undefined));
+    const imports = emitImports(b, pending, new ImportResolver(b, workspace.packages, loaded ?? config, config && !loaded ? resolutionMemoOf(config.configPath) : undefined));
     done('imports');
     if (!loaded) await emitSyntaxReferences(b, imports, foreign);
     done('references');
