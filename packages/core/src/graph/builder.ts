@@ -3,7 +3,8 @@
  * export and package records, built from its slices, the digest report and its manifests, and the
  * context every other emitter of records reads (imports.ts, references.ts, diagnostics.ts): where a
  * file belongs (`placeOf`), module ids and declaration identities, each file's provenance tier, and
- * the declarations of any source file the program knows (`declsOf`). Records go into a RecordSet
+ * the declarations of any source file the program knows (`declsOf`; other packages' files sliced
+ * beforehand through the store and the pool, `loadForeign`). Records go into a RecordSet
  * (memo.ts), grouped when a session's memo is given; `finish` sorts them and puts the header first.
  *
  * Invariants: the records are a function of the inputs (no absolute path in any of them, module ids
@@ -26,7 +27,7 @@ import type { PackageInfo } from '../view/package.js';
 import { resolveManifestTarget } from '../view/resolve.js';
 import { ModuleExports, type ExportTable } from '../view/surface.js';
 import { DIGEST_SCHEMA, EXTRACTOR_VERSION, GRAPH_SCHEMA_VERSION } from '../version.js';
-import { diagnosticFile, indexDecls, type ConfigLoad, type FileDecls, type LoadedConfig, type LoadedProgram } from './checked.js';
+import { diagnosticFile, indexDecls, type ConfigLoad, type FileDecls, type LoadedProgram } from './checked.js';
 import type { TsDiag } from './diagnostics.js';
 import { implementationOf } from './syntax.js';
 import { RecordSet, type GraphMemo } from './memo.js';
@@ -68,7 +69,6 @@ export interface BuilderInput {
   /** The package's source files, for the snapshot. */
   files: { path: string; content_hash: string }[];
   outDirs: string[];
-  config: LoadedConfig | undefined;
   /** The program, when the checker runs. */
   loaded: LoadedProgram | undefined;
   mode: GraphMode;
@@ -82,7 +82,6 @@ export class Builder {
   readonly root: string;
   readonly pkg: PackageInfo;
   readonly slices: ReadonlyMap<string, Slice>;
-  readonly config: LoadedConfig | undefined;
   readonly loaded: LoadedProgram | undefined;
   private readonly files: { path: string; content_hash: string }[];
   private readonly outDirs: string[];
@@ -109,7 +108,6 @@ export class Builder {
     this.slices = input.slices;
     this.files = input.files;
     this.outDirs = input.outDirs;
-    this.config = input.config;
     this.loaded = input.loaded;
     this.mode = input.mode;
     this.out = new RecordSet(input.memo);
@@ -182,19 +180,49 @@ export class Builder {
     const cached = this.decls.get(key);
     if (cached !== undefined) return cached ?? undefined;
     let out: FileDecls | null = null;
-    const p = this.loaded!;
-    const rel = toPosix(relative(this.root, sf.fileName));
-    if (!rel.startsWith('../') && this.slices.has(rel)) {
+    const rel = this.ownRel(sf.fileName);
+    if (rel !== undefined) {
       out = indexDecls(sf, this.slices.get(rel)!, (i) => this.identityOf(rel, i));
-    } else if (!p.program.isSourceFileDefaultLibrary(sf) && !toPosix(sf.fileName).includes('/node_modules/')) {
-      // A workspace package reached through a node_modules link counts as an "external library" to
-      // the compiler, but its real path is a workspace source: only real node_modules paths are external.
+    } else if (this.located(sf)) {
+      // Loaded by loadForeign, through the store and the pool.
       const slice = this.locator.sliceOf(sf.fileName);
       if (slice) out = indexDecls(sf, slice, (i) => this.locator.identityIn(sf.fileName, i));
     }
     this.decls.set(key, out);
     return out ?? undefined;
   };
+
+  /** The file's path in this package when it is one of the package's slices. */
+  private ownRel(absFile: string): string | undefined {
+    const rel = toPosix(relative(this.root, absFile));
+    return !rel.startsWith('../') && this.slices.has(rel) ? rel : undefined;
+  }
+
+  /**
+   * Whether a program file outside this package's slices has declarations with identities: a file of
+   * a workspace package, neither the default library nor under node_modules. A workspace package
+   * reached through a node_modules link counts as an "external library" to the compiler, but its real
+   * path is a workspace source: only real node_modules paths are external. A file no package holds
+   * names no identity (Locator.identityIn), so it needs no slice.
+   */
+  private located(sf: TS.SourceFile): boolean {
+    if (this.loaded!.program.isSourceFileDefaultLibrary(sf) || toPosix(sf.fileName).includes('/node_modules/')) return false;
+    const place = this.locator.place(sf.fileName);
+    return !!place && !place.external;
+  }
+
+  /**
+   * Load the slices `declsOf` asks the locator for — every program file it locates — through the
+   * workspace view's store and pool (view/foreign.ts `sliceFiles`). Before any record is built: the
+   * checker asks for declarations synchronously, file by file, and must find them loaded.
+   */
+  async loadForeign(): Promise<void> {
+    const p = this.loaded;
+    if (!p) return;
+    const files: string[] = [];
+    for (const sf of p.program.getSourceFiles()) if (this.ownRel(sf.fileName) === undefined && this.located(sf)) files.push(sf.fileName);
+    await this.foreign.sliceFiles(files);
+  }
 
   // ---------------------------------------------------------------- build
 

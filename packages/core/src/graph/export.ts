@@ -35,8 +35,10 @@
  * built by builder.ts (package, files, declarations, exports), imports.ts with resolve.ts (imports),
  * references.ts (sites and syntax references) and diagnostics.ts, into memo.ts's RecordSet; what
  * the export reads of other packages comes from the workspace view holding the package
- * (view/kept-views.ts, view/foreign.ts); what a process keeps between exports is session.ts (per
- * session), the kept workspace views and resolve.ts's resolution answers (per process).
+ * (view/kept-views.ts, view/foreign.ts), sliced through its store and pool — with the checker, every
+ * program file outside the package, loaded before records are built (builder.ts `loadForeign`);
+ * what a process keeps between exports is session.ts (per session), the kept workspace views and
+ * resolve.ts's resolution answers (per process).
  *
  * Invariants: the records are a function of the package's files, manifests and toolchain — byte-for-
  * byte identical for the same inputs, at any absolute path, with the store cold, warm or off; no
@@ -107,25 +109,41 @@ export interface GraphExportResult {
   /**
    * What the export did (not part of the graph): source files, how many were parsed (the rest came
    * from the store or a session), and with the checker how many were walked for references and calls
-   * (the rest reused from a session's previous run), and how many groups of records (memo.ts) a
-   * session's previous export gave unchanged.
+   * (the rest reused from a session's previous run), how many groups of records (memo.ts) a
+   * session's previous export gave unchanged, and the files of other packages read (`foreign`).
    */
-  stats?: { files: number; parsed: number; walked: number; reused: number; phases: GraphExportPhases };
+  stats?: { files: number; parsed: number; walked: number; reused: number; foreign: GraphExportForeign; phases: GraphExportPhases };
+}
+
+/**
+ * Files of other packages an export read (view/foreign.ts): with the checker, the program's files
+ * outside the package; from syntax, those references follow. `files` slices were loaded, `parsed` of
+ * them parsed (the rest came from a session's memory or the store); `inline` were extracted on the
+ * calling thread past the store, nobody having loaded them (view/locate.ts `sliceOf`): always 0 unless
+ * kiln has a bug.
+ */
+export interface GraphExportForeign {
+  files: number;
+  parsed: number;
+  inline: number;
 }
 
 /**
  * Where an export's wall time went, in ms (phases overlap nothing except `digest`, which runs while the
  * tsconfig is read and the program built and checked): `digest` the slices (read, hash, store, parse,
  * report assembly) as far as they were not ready when the program was; `config` reading the tsconfig;
- * `program` building it; `check` its diagnostics; `build` files, declarations, exports and — with the
- * checker — reference and call sites; `workspace` finding workspace packages; `imports` resolving
- * imports; `references` syntax references; `finish` sorting and the header.
+ * `program` building it; `check` its diagnostics; `foreign` the slices of other packages' files the
+ * program holds (memory, store, pool); `build` files, declarations, exports and — with the checker —
+ * reference and call sites; `workspace` finding workspace packages; `imports` resolving imports;
+ * `references` syntax references (with other packages' slices they need); `finish` sorting and the
+ * header.
  */
 export interface GraphExportPhases {
   digest: number;
   config: number;
   program: number;
   check: number;
+  foreign: number;
   build: number;
   workspace: number;
   imports: number;
@@ -146,7 +164,7 @@ const toPosix = (p: string) => p.split(sep).join('/');
 
 export async function exportGraph(packageDir: string, options: GraphExportOptions = {}): Promise<GraphExportResult> {
   const mode: GraphMode = options.mode ?? 'checked';
-  const phases: GraphExportPhases = { digest: 0, config: 0, program: 0, check: 0, build: 0, workspace: 0, imports: 0, references: 0, finish: 0 };
+  const phases: GraphExportPhases = { digest: 0, config: 0, program: 0, check: 0, foreign: 0, build: 0, workspace: 0, imports: 0, references: 0, finish: 0 };
   let lap = performance.now();
   const done = (phase: keyof GraphExportPhases) => {
     const now = performance.now();
@@ -241,17 +259,20 @@ export async function exportGraph(packageDir: string, options: GraphExportOption
   done('workspace');
   const assemble = async (memo: GraphMemo | undefined) => {
     const foreign = workspace.view.foreign({ ...(options.maxFileSize !== undefined ? { maxFileSize: options.maxFileSize } : {}), ...(state ? { memory: state.foreign } : {}) });
-    const b = new Builder({ root, pkg, slices, files: report.files, outDirs, config, loaded, mode, memo, foreign });
+    const b = new Builder({ root, pkg, slices, files: report.files, outDirs, loaded, mode, memo, foreign });
+    // The checker asks for other packages' declarations synchronously: their slices are loaded first.
+    await b.loadForeign();
+    done('foreign');
     b.build(report, diags, load);
     const pending = collectImports(slices);
     const walked = loaded ? emitSites(b, loaded, sites) : 0;
     emitDiagnostics(b, report, diags, unchecked);
     done('build');
-    const imports = emitImports(b, pending, new ImportResolver(b, workspace.packages, config && !loaded ? resolutionMemoOf(config.configPath) : undefined));
+    const imports = emitImports(b, pending, new ImportResolver(b, workspace.packages, loaded ?? config, config && !loaded ? resolutionMemoOf(config.configPath) : undefined));
     done('imports');
     if (!loaded) await emitSyntaxReferences(b, imports, foreign);
     done('references');
-    return { records: b.finish(), walked, reused: b.out.reused };
+    return { records: b.finish(), walked, reused: b.out.reused, foreign: { ...foreign.counts, inline: foreign.locator.inline } };
   };
   // A session keeps the groups of an export without a program (memo.ts); the checker's reuse is its own.
   const memo = state ? sessionMemo(state, !!loaded) : undefined;
@@ -272,7 +293,7 @@ export async function exportGraph(packageDir: string, options: GraphExportOption
   }
   done('finish');
   for (const k of Object.keys(phases) as (keyof GraphExportPhases)[]) phases[k] = Math.round(phases[k] * 10) / 10;
-  const result: GraphExportResult = { ok: true, mode, records: built.records, diagnostics: people, stats: { files: report.stats.files, parsed: report.stats.parsed, walked: built.walked, reused: built.reused, phases } };
+  const result: GraphExportResult = { ok: true, mode, records: built.records, diagnostics: people, stats: { files: report.stats.files, parsed: report.stats.parsed, walked: built.walked, reused: built.reused, foreign: built.foreign, phases } };
   if (memo && state?.memo === memo) keptLines.set(result, memo.lines);
   return result;
 }

@@ -22,7 +22,7 @@ import { forgetKeptViews } from '../view/kept-views.js';
 import { resolveManifestTarget, resolveInTree } from '../view/resolve.js';
 import { packageOfSpecifier } from '../view/surface.js';
 import type { PackageEntries } from '../view/workspace-view.js';
-import { checkResolutionMemo, compilerResolve, createResolutionMemo, memoResolve, type ResolutionMemo } from './checked.js';
+import { checkResolutionMemo, compilerResolve, createResolutionMemo, memoResolve, type LoadedConfig, type ResolutionMemo } from './checked.js';
 import { inside } from './syntax.js';
 import type { Builder } from './builder.js';
 
@@ -84,6 +84,8 @@ export class ImportResolver {
   constructor(
     private readonly b: Builder,
     private readonly workspace: WorkspaceMap,
+    /** Whose module resolution the compiler's answers come from: the program's, else the tsconfig's (none without a usable tsconfig). */
+    private readonly compiler: LoadedConfig | undefined,
     /** The module resolution answers kept for this tsconfig; only without a program. */
     private readonly resolutions: ResolutionMemo | undefined,
   ) {}
@@ -95,7 +97,7 @@ export class ImportResolver {
     let target: string | null = null;
     let external = false;
     let by: ImportNode['resolved_by'] = 'none';
-    const resolver = b.loaded ?? b.config;
+    const resolver = this.compiler;
     let compiled: string | undefined;
     if (resolver && this.resolutions && !b.loaded) {
       if (!this.resolutionsChecked) {

@@ -1,9 +1,11 @@
 /**
  * Files of other packages as one reading of a workspace sees them (a codegraph export of one package):
  * where each belongs (view/locate.ts) and, loaded on demand, the slices of those a reading follows —
- * a file and, transitively, the modules its exports come from — with each package's export tables.
- * A slice comes from memory (by content), else the store, else the view's digest pool, and what was
- * digested is written to the store like any digest (view/collect.ts, under the package's own view).
+ * a file and, transitively, the modules its exports come from (`prepare`, a reading from syntax) with
+ * each package's export tables, or exactly the files the checker's program holds (`sliceFiles`, for
+ * the locator's synchronous `sliceOf`). A slice comes from memory (by content), else the store, else
+ * the view's digest pool, and what was digested is written to the store like any digest
+ * (view/collect.ts, under the view of the package holding the file).
  *
  * Invariants: a slice is a function of its file's content, so what the store or memory holds changes
  * where a slice comes from, never what is answered; the store's and the pool's notices are not this
@@ -11,7 +13,7 @@
  * this object's, one per reading, since files may change between readings.
  */
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative, sep } from 'node:path';
 import type { Slice } from '../facts/slice.js';
 import { sha256Hex } from '../digest/hash.js';
 import { fileKind } from '../parse/language.js';
@@ -44,8 +46,17 @@ export interface ForeignDigest {
   memory?: Map<string, Slice>;
 }
 
+/** What a ForeignFiles loaded: slices, and how many of them were parsed (the rest came from memory or the store). */
+export interface ForeignCounts {
+  files: number;
+  parsed: number;
+}
+
+const toPosix = (p: string) => p.split(sep).join('/');
+
 export class ForeignFiles {
   readonly locator = new Locator();
+  readonly counts: ForeignCounts = { files: 0, parsed: 0 };
   private readonly packages = new Map<string, Promise<ForeignPackage | null>>();
   /** The packages `prepare` loaded, by root. */
   private readonly ready = new Map<string, ForeignPackage | null>();
@@ -78,10 +89,10 @@ export class ForeignFiles {
   }
 
   /**
-   * Slices of these files of one package (relative paths): from memory by content, the rest digested
-   * as a view digests (store lookup, misses through the pool, one pack and manifest written).
+   * Slices of these files of the package at `root` (relative paths): from memory by content, the rest
+   * digested as a view digests (store lookup, misses through the pool, one pack and manifest written).
    */
-  private async slicesOf(pkg: ForeignPackage, rels: string[]): Promise<Map<string, Slice>> {
+  private async slicesOf(root: string, rels: string[]): Promise<Map<string, Slice>> {
     const out = new Map<string, Slice>();
     const missing: string[] = [];
     for (const rel of rels) {
@@ -90,7 +101,7 @@ export class ForeignFiles {
       let kept: Slice | undefined;
       if (this.digest.memory) {
         try {
-          kept = this.digest.memory.get(contentKey(sha256Hex(readFileSync(join(pkg.root, rel))), kind.variant));
+          kept = this.digest.memory.get(contentKey(sha256Hex(readFileSync(join(root, rel))), kind.variant));
         } catch {
           continue; // unreadable: no slice
         }
@@ -101,8 +112,8 @@ export class ForeignFiles {
     if (missing.length) {
       const files = [...missing].sort();
       const scope = new Set(files);
-      const { slices } = await collectSlices({
-        packageRoot: pkg.root,
+      const { slices, parsed } = await collectSlices({
+        packageRoot: root,
         files,
         inScope: (rel) => scope.has(rel),
         schema: this.digest.schema,
@@ -113,12 +124,46 @@ export class ForeignFiles {
         // Notices of the store and the pool belong to the view's own digests, not to this reading.
         diagnostics: [],
       });
+      this.counts.parsed += parsed;
       for (const [rel, s] of slices) {
         out.set(rel, s);
         this.digest.memory?.set(contentKey(s.contentHash, s.variant), s);
       }
     }
+    this.counts.files += out.size;
     return out;
+  }
+
+  /**
+   * Load the slices of exactly these files (absolute: what the checker's program holds outside the
+   * exported package's slices), each under the package holding it, and hand them to the locator, whose
+   * `sliceOf` then answers without parsing. A file in another package's build output (`dist/x.d.ts`)
+   * brings the source it maps to, which `identityIn` confirms declarations against. Files no package
+   * holds, and node_modules files, have no identities: they are skipped. One digest per package, the
+   * packages concurrently (as `prepare`).
+   */
+  async sliceFiles(absFiles: Iterable<string>): Promise<void> {
+    const byRoot = new Map<string, Map<string, string>>();
+    const want = (root: string, abs: string) => {
+      if (this.locator.has(abs)) return;
+      let files = byRoot.get(root);
+      if (!files) byRoot.set(root, (files = new Map()));
+      files.set(toPosix(relative(root, abs)), abs);
+    };
+    for (const abs of absFiles) {
+      const place = this.locator.place(abs);
+      if (!place || place.external) continue;
+      want(place.root, abs);
+      // The very path identityIn reads the source at.
+      if (toPosix(relative(place.root, abs)) !== place.rel) want(place.root, join(place.root, place.rel));
+    }
+    await Promise.all(
+      [...byRoot].map(async ([root, files]) => {
+        const rels = [...files.keys()];
+        const got = await this.slicesOf(root, rels);
+        for (const rel of rels) this.locator.provide(files.get(rel)!, got.get(rel) ?? null);
+      }),
+    );
   }
 
   /**
@@ -140,7 +185,7 @@ export class ForeignFiles {
       // One digest per package and round: a view's store entries are written by one run at a time.
       const byPkg = new Map<ForeignPackage, string[]>();
       for (const q of batch) byPkg.set(q.pkg, [...(byPkg.get(q.pkg) ?? []), q.rel]);
-      const loaded = new Map(await Promise.all([...byPkg].map(async ([pkg, rels]) => [pkg, await this.slicesOf(pkg, rels)] as const)));
+      const loaded = new Map(await Promise.all([...byPkg].map(async ([pkg, rels]) => [pkg, await this.slicesOf(pkg.root, rels)] as const)));
       for (const q of batch) {
         const slice = loaded.get(q.pkg)!.get(q.rel);
         if (!slice) continue;

@@ -8,7 +8,10 @@
  * the source it was built from, and a declaration found there is used only if the source declares
  * the same identity — otherwise nothing is returned (never guessed). Synchronous file reads, cached
  * per Locator (one per export: files may change between exports); nothing happens at import time.
- * `sliceOf` extracts on the calling thread: the checker asks for declarations synchronously.
+ * `sliceOf` parses nothing: it answers from the slices view/foreign.ts loaded through the store and
+ * the pool (`provide`), since the checker asks for declarations synchronously. A file nobody loaded is
+ * extracted on the calling thread as a last resort and counted (`inline`); an export reports the count,
+ * and it is 0 while graph/builder.ts loads every file it asks for.
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
@@ -130,10 +133,33 @@ export class Locator {
     return dirs;
   }
 
-  /** The slice of an absolute file (kiln's own extraction), cached; null when unreadable. */
+  private inlined = 0;
+
+  /** Files `sliceOf` had to extract itself, nobody having loaded them (`provide`). */
+  get inline(): number {
+    return this.inlined;
+  }
+
+  /** The slice of an absolute file, loaded through the store and the pool (view/foreign.ts); null: it has none. */
+  provide(absFile: string, slice: Slice | null): void {
+    this.slices.set(absFile, slice);
+  }
+
+  /** Whether `sliceOf` answers this file without extracting it. */
+  has(absFile: string): boolean {
+    return this.slices.has(absFile);
+  }
+
+  /**
+   * The slice of an absolute file as loaded (`provide`); null when it has none. A file nobody loaded is
+   * extracted here, on the calling thread and past the store, and counted in `inline`: a guard that
+   * keeps the answer right should a caller ask for a file it did not load first, visible in the export's
+   * stats rather than a silently missing slice.
+   */
   sliceOf(absFile: string): Slice | null {
     let s = this.slices.get(absFile);
     if (s === undefined) {
+      this.inlined++;
       const kind = fileKind(absFile);
       try {
         s = kind ? extractSlice(readFileSync(absFile), kind.variant) : null;
