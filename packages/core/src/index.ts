@@ -30,6 +30,8 @@ export { readTargetDefinitions, buildKeyTsconfig, declaredOutputs, outputsOverla
 // key/: unit and tool keys, their records and explanations.
 export { computeWorkspaceKeys, type KeyComponents, type ProjectKey, type WorkspaceKeys, type WorkspaceKeyOptions } from './key/unit-key.js';
 export { computeAffected, type AffectedOptions, type AffectedResult, type AffectedTarget, type TargetRule } from './affected/affected.js';
+export { affectedByDeclaration, formatDeclarationImpact, type DeclarationImpact } from './affected/by-declaration.js';
+export { findWorkspaceRoot } from './view/locate.js';
 export type { ToolTargetSpec, ToolKeyComponents } from './key/tool-key.js';
 export { recordBuilt, readBuilt, readComponents, type BuiltRecord } from './key/records.js';
 export { explainKeyChange, explainToolKeyChange, type KeyChange } from './key/explain.js';

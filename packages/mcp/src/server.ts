@@ -2,7 +2,8 @@
  * kiln's MCP server: task context packs and code-graph queries for agents, over one package's codegraph.
  *
  * Tools (read-only unless said): `context_for_task`, `context_for_files`, `explain_context`,
- * `graph_summary`, `graph_neighbors`, `graph_find`, `graph_module`; and `reindex`, the only tool that
+ * `graph_summary`, `graph_neighbors`, `graph_find`, `graph_module`, `affected_by` (the targets a change
+ * to one declaration reaches, by `kiln affected`'s rules and reverse closure); and `reindex`, the only tool that
  * changes anything — it re-exports the graph from the source directory and replaces the one the server
  * answers from (in memory: it never writes the --graph file or the source tree). Resources (read-only):
  * the codegraph JSON Schema, the snapshot (graph header + freshness against the working tree), the
@@ -17,6 +18,9 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult, ReadResourceResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
 import {
+  affectedByDeclaration,
+  findWorkspaceRoot,
+  formatDeclarationImpact,
   checkFreshness,
   contextPack,
   createGraphSession,
@@ -250,6 +254,29 @@ export function createKilnMcpServer(opts: KilnMcpOptions): McpServer {
       handler: async ({ path, format: f }) => {
         const m = moduleView((await state.get()).index, path);
         return text(f === 'json' ? JSON.stringify(m, null, 2) : formatModuleText(m));
+      },
+    }),
+    tool({
+      name: 'affected_by',
+      config: {
+        title: 'Affected by a declaration',
+        description:
+          "Which projects' targets a change to this declaration reaches, with the chain (`@x/web:test ← @x/app (dependency) ← … changes`): the same rules and reverse closure as `kiln affected` — kiln's build by its key (dependents only through the surface), test/e2e/typecheck by meaning, other targets on any edit. Reads the working tree of the workspace above the source directory.",
+        inputSchema: {
+          node_id: z.string().min(1).describe('a declaration id (language:package//module#path:kind), or a name only one declaration has'),
+          targets: z.array(z.string()).optional().describe('target names (default build, test)'),
+          format: qformat,
+        },
+        annotations: READ_ONLY,
+      },
+      handler: async ({ node_id, targets, format: f }) => {
+        const g = await state.get();
+        if (!g.sourceDir) return { isError: true, content: [{ type: 'text', text: 'affected_by needs the source directory: start the server with a package directory (kiln mcp <dir>)' }] };
+        // A name: the one declaration the graph has by it (graph_find gives ids for the others).
+        const id = node_id.includes('//') ? node_id : findIdentifiers(g.index, node_id, { limit: 2 }).filter((h) => h.kind !== 'module')[0]?.id ?? node_id;
+        const workspace = findWorkspaceRoot(g.sourceDir) ?? g.sourceDir;
+        const r = await affectedByDeclaration(workspace, id, { ...(targets ? { targets } : {}), ...(opts.store !== undefined ? { store: opts.store } : {}) });
+        return text(f === 'json' ? JSON.stringify(r, null, 2) : formatDeclarationImpact(r));
       },
     }),
     tool({

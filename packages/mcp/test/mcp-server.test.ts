@@ -49,7 +49,7 @@ describe('kiln MCP server over stdio', () => {
   it('lists the tools, read-only ones marked so and reindex marked as changing state', async () => {
     const { tools } = await client.listTools();
     const names = tools.map((t) => t.name).sort();
-    expect(names).toEqual(['context_for_files', 'context_for_task', 'explain_context', 'graph_find', 'graph_module', 'graph_neighbors', 'graph_summary', 'reindex']);
+    expect(names).toEqual(['affected_by', 'context_for_files', 'context_for_task', 'explain_context', 'graph_find', 'graph_module', 'graph_neighbors', 'graph_summary', 'reindex']);
     for (const t of tools) {
       expect(t.description!.length).toBeGreaterThan(20);
       expect(t.annotations?.readOnlyHint).toBe(t.name !== 'reindex');
@@ -108,6 +108,15 @@ describe('kiln MCP server over stdio', () => {
     expect(mod).toContain('module src/discount');
   });
 
+  it('affected_by: the targets a change to one declaration reaches, by kiln affected\'s rules', async () => {
+    const r = JSON.parse(textOf(await client.callTool({ name: 'affected_by', arguments: { node_id: 'validateDiscountCode', targets: ['build', 'test', 'lint'], format: 'json' } })));
+    expect(r).toMatchObject({ kind: 'kiln-affected-by', identity: 'typescript:@fx/shop//src/discount#validateDiscountCode:function', package: '@fx/shop' });
+    expect(r.affected.map((a: { target: string; rule: string }) => `${a.target}:${a.rule}`)).toEqual(['build:key', 'test:full', 'lint:files']);
+    const missing = (await client.callTool({ name: 'affected_by', arguments: { node_id: 'typescript:@fx/shop//src/nowhere#nothing:function' } })) as ToolResult;
+    expect(missing.isError).toBe(true);
+    expect(textOf(missing)).toMatch(/KILN_GRAPH_NODE_NOT_FOUND/);
+  }, 120_000);
+
   it('reports errors as tool errors with the diagnostic, and keeps serving', async () => {
     const r = (await client.callTool({ name: 'graph_neighbors', arguments: { node_id: 'nothingHere' } })) as ToolResult;
     expect(r.isError).toBe(true);
@@ -146,7 +155,7 @@ describe('kiln mcp (the CLI entry) and a server on a graph file', () => {
     expect(exp.status, exp.stderr).toBe(0);
     const c = await connect([kilnBin, 'mcp', '--graph', file]);
     try {
-      expect((await c.listTools()).tools.length).toBe(8);
+      expect((await c.listTools()).tools.length).toBe(9);
       const pack = textOf(await c.callTool({ name: 'context_for_task', arguments: { task: TASK, budget: 900 } }));
       expect(pack).toContain('freshness: unknown');
       const re = (await c.callTool({ name: 'reindex', arguments: {} })) as ToolResult;

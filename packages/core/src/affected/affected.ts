@@ -34,15 +34,14 @@ import { diffReports } from '../diff/diff.js';
 import { explainKeyChange } from '../key/explain.js';
 import { computeWorkspaceKeys, type ProjectKey } from '../key/unit-key.js';
 import { fileKind } from '../parse/language.js';
-import { listSourceFiles, sourcePathRules, buildOutputDirs } from '../view/files.js';
 import type { DigestReport } from '../view/report.js';
-import { WorkspaceView, workspaceDependencyNames } from '../view/workspace-view.js';
+import { WorkspaceView } from '../view/workspace-view.js';
 import type { WorkspaceProject } from '../workspace/discover.js';
 import { externalKeyPart, typesPackageOf } from '../workspace/lockfile.js';
 import { readTargetDefinitions, KILN_BUILD_EXECUTOR } from '../workspace/target-definitions.js';
-import { GitTree } from '../workspace/tree.js';
 import { AFFECTED_FORMAT } from '../version.js';
 import { resolveStates, type AffectedStates } from './changes.js';
+import { AllSources, chainsTo, dependencyGraph } from './closure.js';
 
 export type TargetRule = 'key' | 'full' | 'files';
 
@@ -148,26 +147,9 @@ async function compute(
     else (byProject.get(owner) ?? byProject.set(owner, []).get(owner)!).push(owner === '.' ? path : path.slice(owner.length + 1));
   }
 
-  // ------------------------------------------------------------ every source of a project, per state
-  const allSources = new Map<string, Promise<DigestReport | undefined>>();
-  const sourcesOf = (view: WorkspaceView, p: WorkspaceProject): Promise<DigestReport | undefined> => {
-    const memoKey = `${view === base ? 'b' : 'h'}:${p.root}`;
-    let m = allSources.get(memoKey);
-    if (!m) {
-      m = (async () => {
-        const dir = join(workspaceRoot, p.root);
-        const outDirs = await buildOutputDirs(dir, view.tree);
-        let files: string[];
-        if (view.tree instanceof GitTree) {
-          const rules = sourcePathRules(outDirs);
-          files = view.tree.filesUnder(dir).filter((f) => rules.lists(f));
-        } else files = await listSourceFiles(dir, outDirs);
-        return files.length ? view.digest(dir, files) : undefined;
-      })();
-      allSources.set(memoKey, m);
-    }
-    return m;
-  };
+  // Every source of a project, per state (tests and configs included): what a change is classified by.
+  const sources = new AllSources(workspaceRoot);
+  const sourcesOf = (view: WorkspaceView, p: WorkspaceProject) => sources.of(view, p);
 
   // ------------------------------------------------------------ what changed in meaning, per project
   const changes = new Map<string, ProjectChange>();
@@ -253,25 +235,7 @@ async function compute(
   // ------------------------------------------------------------ who depends on whom, at the head
   progress(`reading ${projects.length} projects at the head`);
   await head.load(projects);
-  const deps = new Map<string, Map<string, string>>(); // root → dependency root → how
-  await Promise.all(
-    projects.map(async (p) => {
-      const out = new Map<string, string>();
-      for (const n of workspaceDependencyNames(p, head.byName)) out.set(head.byName.get(n)!.root, 'dependency');
-      for (const n of head.packageAt(p.root)?.reach?.packages.keys() ?? []) {
-        const q = head.byName.get(n);
-        if (q && q.root !== p.root && !out.has(q.root)) out.set(q.root, 'reached by its build');
-      }
-      const all = await sourcesOf(head, p);
-      for (const f of all?.files ?? []) {
-        for (const n of f.external_packages) {
-          const q = head.byName.get(n);
-          if (q && q.root !== p.root && !out.has(q.root)) out.set(q.root, `imported by ${posix.join(p.root, f.path)}`);
-        }
-      }
-      deps.set(p.root, out);
-    }),
-  );
+  const deps = await dependencyGraph(head, projects, sources);
 
   // ------------------------------------------------------------ keys, where a target is kiln's build
   const keyedTarget = options.keyedTarget === undefined ? 'build' : options.keyedTarget;
@@ -298,26 +262,8 @@ async function compute(
   }
 
   // ------------------------------------------------------------ per target, per project
-  const chainTo = (start: string, hit: (root: string) => string[] | undefined): string[][] => {
-    // Breadth-first over dependencies: the nearest changed package gives the shortest chain.
-    const seen = new Set([start]);
-    let frontier: { root: string; chain: string[] }[] = [{ root: start, chain: [] }];
-    while (frontier.length) {
-      const next: typeof frontier = [];
-      for (const { root, chain } of frontier) {
-        const found = hit(root);
-        if (found?.length) return found.slice(0, MAX_REASONS).map((r) => [...chain, r]);
-        for (const [dep, how] of deps.get(root) ?? []) {
-          if (seen.has(dep)) continue;
-          seen.add(dep);
-          const name = head.projects.find((q) => q.root === dep)?.name ?? dep;
-          next.push({ root: dep, chain: [...chain, `${name} (${how})`] });
-        }
-      }
-      frontier = next;
-    }
-    return [];
-  };
+  const nameOf = (root: string) => head.projects.find((q) => q.root === root)?.name ?? root;
+  const chainTo = (start: string, hit: (root: string) => string[] | undefined): string[][] => chainsTo(deps, nameOf, start, hit, MAX_REASONS);
   const affected: AffectedTarget[] = [];
   const counts: AffectedResult['counts'] = {};
   for (const target of options.targets) {
