@@ -253,10 +253,8 @@ async function compute(
       ...(options.workers !== undefined ? { workers: options.workers } : {}),
       ...(options.tsconfigs ? { tsconfigs: options.tsconfigs } : {}),
     };
-    const [kb, kh] = await Promise.all([
-      computeWorkspaceKeys(workspaceRoot, { ...common, tree: base.tree }),
-      computeWorkspaceKeys(workspaceRoot, { ...common, ...(head.tree.kind === 'git' ? { tree: head.tree } : {}) }),
-    ]);
+    // On the views already open: what they prepared (head: every project) is not read again.
+    const [kb, kh] = await Promise.all([computeWorkspaceKeys(workspaceRoot, { ...common, view: base }), computeWorkspaceKeys(workspaceRoot, { ...common, view: head })]);
     keysBase = new Map(kb.projects.map((k) => [k.root, k]));
     keysHead = new Map(kh.projects.map((k) => [k.root, k]));
   }

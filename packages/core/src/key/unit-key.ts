@@ -130,6 +130,11 @@ export interface WorkspaceKeyOptions {
    * revision without a checkout (`kiln affected`). Tool keys (`targets`) read the working tree only.
    */
   tree?: FileTree;
+  /**
+   * Compute on this view (its state, store and tree) instead of opening one: a caller that already
+   * loaded the workspace (`kiln affected`) does not read it twice. It is closed (its pool) as usual.
+   */
+  view?: WorkspaceView;
 }
 
 /** A package as keys see it: the view's package, and the inputs of its targets kiln does not run. */
@@ -140,9 +145,9 @@ interface Prepared extends PackageView {
 
 export async function computeWorkspaceKeys(workspaceRoot: string, options: WorkspaceKeyOptions = {}): Promise<WorkspaceKeys> {
   const t0 = performance.now();
-  const tree = options.tree ?? worktree;
+  const tree = options.view?.tree ?? options.tree ?? worktree;
   if (tree !== worktree && options.targets && Object.keys(options.targets).length) throw new Error(`computeWorkspaceKeys: tool keys read the working tree; ${tree.label} was asked for`);
-  const view = await WorkspaceView.open(workspaceRoot, {
+  const view = options.view ?? await WorkspaceView.open(workspaceRoot, {
     ...(options.store !== undefined ? { store: options.store } : {}),
     ...(options.workers !== undefined ? { workers: options.workers } : {}),
     ...(options.tsconfigs ? { tsconfigs: options.tsconfigs } : {}),
