@@ -204,4 +204,17 @@ describe('kiln affected: per target, what a change can reach', () => {
     expect(by('test')).toEqual(['@x/core']);
     expect(r.diagnostics.map((d) => d.code)).toContain('KILN_GIT_PATH_NOT_UTF8');
   }, 120_000);
+
+  it('a lockfile bump of a tool the root manifest names (the test runner): every test, with that reason', async () => {
+    const withRunner = (v: string) => {
+      const l = JSON.parse(lockfile('3.23.0'));
+      l.packages['node_modules/vitest'] = { version: v, resolved: `https://registry.npmjs.org/vitest/-/vitest-${v}.tgz`, integrity: `sha512-${v}`, dev: true };
+      return JSON.stringify(l);
+    };
+    await commit('runner', { 'package.json': JSON.stringify({ name: 'ws', private: true, workspaces: ['packages/*'], devDependencies: { vitest: '^4.0.0' } }), 'package-lock.json': withRunner('4.0.1') });
+    await commit('runner-bump', { 'package-lock.json': withRunner('4.0.2') });
+    const { r, by } = await affected(commits.runner!, commits['runner-bump']!, ['test']);
+    expect(by('test')).toEqual(['@x/core', '@x/solo', '@x/web']);
+    expect(r.affected[0]!.reasons[0]![1]).toBe('lockfile: vitest: 4.0.1 → 4.0.2');
+  }, 120_000);
 });

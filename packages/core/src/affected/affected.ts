@@ -19,7 +19,8 @@
  * files added or removed, a project added.
  *
  * Files outside every project: a lockfile is compared per project (the versions and closures of what
- * its manifest names, as keys see them); documentation and repository metadata (`*.md`, LICENSE,
+ * its manifest names, what the root manifest names — every project's tools — and what any of its
+ * sources imports, as keys see them); documentation and repository metadata (`*.md`, LICENSE,
  * `.github/`, `.changeset/`, `.vscode/`, images) reach no target; any other root file (nx.json, a root
  * tsconfig or package.json, a tool config, a script) is a change kiln cannot analyse: every project,
  * with that reason.
@@ -28,6 +29,7 @@
  * falls back to the wider rule, with a diagnostic); every affected pair carries at least one reason
  * chain (`@x/web:test ← @x/core (dependency) ← @x/core#parse: changed`); no absolute path in the result.
  */
+import { isBuiltin } from 'node:module';
 import { join, posix } from 'node:path';
 import { diagnostic, type Diagnostic } from '../diagnostics/diagnostic.js';
 import { diffReports } from '../diff/diff.js';
@@ -210,11 +212,21 @@ async function compute(
   if (lockfileChanged) {
     progress('comparing lockfile answers per project');
     const [lb, lh] = await Promise.all([base.lockfile(), head.lockfile()]);
+    // The workspace root's own dependencies are every project's tools (the compiler, the test runner).
+    const rootManifest = (() => {
+      try {
+        return JSON.parse(head.tree.readText(join(workspaceRoot, 'package.json')) ?? '{}') as Record<string, unknown>;
+      } catch {
+        return {};
+      }
+    })();
+    const fields = ['dependencies', 'devDependencies', 'peerDependencies', 'optionalDependencies'];
+    const declared = (m: Record<string, unknown> | null | undefined) => fields.flatMap((f) => Object.keys((m?.[f] as Record<string, unknown> | undefined) ?? {}));
     for (const p of projects) {
       const names = new Set<string>();
-      for (const field of ['dependencies', 'devDependencies', 'peerDependencies', 'optionalDependencies']) {
-        for (const n of Object.keys((p.manifest?.[field] as Record<string, unknown> | undefined) ?? {})) if (!head.byName.has(n)) names.add(n);
-      }
+      // What it declares, what the root declares, and what any of its sources imports (hoisted, undeclared).
+      const imported = ((await sourcesOf(head, p))?.files ?? []).flatMap((f) => f.external_packages);
+      for (const n of [...declared(p.manifest), ...declared(rootManifest), ...imported]) if (!head.byName.has(n) && !isBuiltin(n)) names.add(n);
       for (const n of [...names]) {
         const twin = typesPackageOf(n);
         if (twin) names.add(twin);
