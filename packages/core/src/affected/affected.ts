@@ -42,6 +42,7 @@ import type { WorkspaceProject } from '../workspace/discover.js';
 import { externalKeyPart, typesPackageOf } from '../workspace/lockfile.js';
 import { readTargetDefinitions, KILN_BUILD_EXECUTOR } from '../workspace/target-definitions.js';
 import { AFFECTED_FORMAT } from '../version.js';
+import { GitTree } from '../workspace/tree.js';
 import { resolveStates, type AffectedStates } from './changes.js';
 import { AllSources, chainsTo, dependencyGraph } from './closure.js';
 
@@ -111,8 +112,8 @@ export async function computeAffected(workspaceRoot: string, options: AffectedOp
     ...(options.workers !== undefined ? { workers: options.workers } : {}),
     ...(options.tsconfigs ? { tsconfigs: options.tsconfigs } : {}),
   };
-  const head = states.head ? await WorkspaceView.at(workspaceRoot, states.head, viewOptions) : await WorkspaceView.open(workspaceRoot, viewOptions);
-  const base = await WorkspaceView.at(workspaceRoot, states.base, viewOptions);
+  const head = await WorkspaceView.open(workspaceRoot, { ...viewOptions, ...(states.headTree ? { tree: GitTree.ofTree(states.top, states.headTree) } : {}) });
+  const base = await WorkspaceView.open(workspaceRoot, { ...viewOptions, tree: GitTree.ofTree(states.top, states.baseTree) });
   const diagnostics: Diagnostic[] = [...base.diagnostics.filter((d) => d.code.startsWith('KILN_GIT')), ...head.diagnostics.filter((d) => d.code.startsWith('KILN_GIT'))];
   try {
     return await compute(workspaceRoot, options, states, base, head, diagnostics, progress, t0);

@@ -193,6 +193,11 @@ export class GitTree implements FileTree {
       throw new KilnError(diagnostic('KILN_GIT_REF_UNKNOWN', `'${rev}' names no commit or tree in ${relative(process.cwd(), top) || '.'}: ${gitFailure(e)}`, { producer: 'workspace' }));
     }
     if (!treeId || !/^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(treeId)) throw new KilnError(diagnostic('KILN_GIT_REF_UNKNOWN', `'${rev}' names no commit or tree`, { producer: 'workspace' }));
+    return GitTree.ofTree(top, treeId);
+  }
+
+  /** A tree object already resolved (its id) in the repository whose top directory is `top`. */
+  static ofTree(top: string, treeId: string): GitTree {
     const tree = new GitTree(top, treeId);
     tree.readListing(git(top, ['ls-tree', '-r', '-t', '-z', '--full-tree', treeId]));
     // What the compiler's hosts and discovery will ask for one at a time: manifests, configs, lockfiles.
