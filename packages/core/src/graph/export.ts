@@ -60,7 +60,7 @@ import { formatWithLines, MemoConflict, type GraphMemo } from './memo.js';
 import { formatGraph, type GraphMode, type KnownRecord } from './records.js';
 import { GraphSession, sessionMemo, sessionSites } from './session.js';
 import { checkFailure, compilerDiagnostics, configDiagnostics, emitDiagnostics, PRODUCER, toDiagnostic, uncheckedReason, type TsDiag } from './diagnostics.js';
-import { ImportResolver, resolutionMemoOf } from './resolve.js';
+import { ImportResolver, processForeignSlices, resolutionMemoOf } from './resolve.js';
 import { Builder } from './builder.js';
 import { collectImports, emitImports } from './imports.js';
 import { emitSites, emitSyntaxReferences } from './references.js';
@@ -258,7 +258,7 @@ export async function exportGraph(packageDir: string, options: GraphExportOption
   const workspace = await openPackageWorkspace(root, { ...(options.store !== undefined ? { store: options.store } : {}), ...(options.workers !== undefined || inlineAll ? { workers: inlineAll ? 0 : options.workers } : {}) });
   done('workspace');
   const assemble = async (memo: GraphMemo | undefined) => {
-    const foreign = workspace.view.foreign({ ...(options.maxFileSize !== undefined ? { maxFileSize: options.maxFileSize } : {}), ...(state ? { memory: state.foreign } : {}) });
+    const foreign = workspace.view.foreign({ ...(options.maxFileSize !== undefined ? { maxFileSize: options.maxFileSize } : {}), memory: state ? state.foreign : processForeignSlices() });
     const b = new Builder({ root, pkg, slices, files: report.files, outDirs, loaded, mode, memo, foreign });
     // The checker asks for other packages' declarations synchronously: their slices are loaded first.
     await b.loadForeign();

@@ -16,6 +16,7 @@
  */
 import { statSync } from 'node:fs';
 import { dirname, join, posix, resolve, sep } from 'node:path';
+import type { Slice } from '../facts/slice.js';
 import type { ImportNode, ImportForm } from './records.js';
 import { packageId } from './records.js';
 import { forgetKeptViews } from '../view/kept-views.js';
@@ -62,6 +63,19 @@ const resolutionMemos = new Map<string, ResolutionMemo>();
 export function forgetGraphMemos(): void {
   forgetKeptViews();
   resolutionMemos.clear();
+  processForeign.clear();
+}
+
+/**
+ * Other packages' slices decoded in this process, by content (store/lookup.ts `contentKey`), for exports
+ * without a session: a slice is a function of its content, so any later export may take it without a
+ * store read. Bounded: past this many slices it starts again empty.
+ */
+const PROCESS_FOREIGN_LIMIT = 50_000;
+const processForeign = new Map<string, Slice>();
+export function processForeignSlices(): Map<string, Slice> {
+  if (processForeign.size > PROCESS_FOREIGN_LIMIT) processForeign.clear();
+  return processForeign;
 }
 
 /** The module resolution answers kept for a tsconfig (checked before the first is used). */
