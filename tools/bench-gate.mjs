@@ -47,9 +47,11 @@
  *          [--overhead-runs N] [--overhead-libs N] [--overhead-reps N] [--overhead-key-reps N] [--overhead-daemon]
  *          [--digest-args ARGS] [--graph-args ARGS] [--overhead-args ARGS] [--json FILE] [--logs DIR] [--keep]
  *        node tools/bench-gate.mjs --replay DIR [--bench LIST]
- * On 2 shared cores a run with the defaults takes ~45 min (builds ~1 min, bench-digest ~1.5 min a run,
- * bench-graph ~0.7 min a run, bench-overhead ~11–13 min a run); `--runs 2 --digest-files 150 --digest-reps 2
- * --graph-reps 2` is ~30 min. `npm run bench:gate` runs it (the gate builds both sides itself).
+ * Cost, measured on 2 cores shared with another engineer's builds (load 6–12): builds 45 s; a bench-digest
+ * run (150 files, 2 reps) 1.7–3.7 min; a bench-graph run (server,client, 2 reps, no checker) 1–1.4 min; a
+ * bench-overhead run 15–18 min, 10–13 of them building its three workspaces. With --runs 2 that was 50 min
+ * in all; the defaults (--runs 3) add a run of each of the first two per side. `--bench digest,graph` leaves
+ * the expensive one out. `npm run bench:gate` runs it (the gate builds both sides itself).
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { createWriteStream, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -77,14 +79,14 @@ const HELP = `usage: node tools/bench-gate.mjs [--before REV|DIR] [--after REV|D
   --runs N             runs of bench-digest and bench-graph per side, interleaved B A A B B A …; a side's
                        spread is over its runs (default 3; 1 gives no spread)
   --bench LIST         which benchmarks, comma-separated (default digest,graph,overhead)
-  --digest-files N     bench-digest --files (default 300); its --warmup is 1
-  --digest-reps N      bench-digest --reps (default 3)
+  --digest-files N     bench-digest --files (default 150); its --warmup is 1
+  --digest-reps N      bench-digest --reps (default 2)
   --digest-corpus DIR  bench-digest --corpus (default: its fallback, the sources in each side's node_modules,
                        identical copies)
   --graph-packages L   bench-graph --packages (default server,client: client reads server through the
                        workspace view)
-  --graph-reps N       bench-graph --reps (default 3)
-  --graph-edit-reps N  bench-graph --edit-reps (default 5)
+  --graph-reps N       bench-graph --reps (default 2)
+  --graph-edit-reps N  bench-graph --edit-reps (default 3)
   --graph-checker      also the checker rows (else bench-graph gets --no-checker; they take minutes)
   --graph-repo DIR     trpc git directory (default $KILN_BENCH_REPO, else ${MIRROR}); both sides
                        export the same commit (its HEAD, resolved once); bench-graph gets --worktrees 2
@@ -111,12 +113,12 @@ try {
       after: { type: 'string', default: 'HEAD' },
       runs: { type: 'string', default: '3' },
       bench: { type: 'string', default: BENCHES.join(',') },
-      'digest-files': { type: 'string', default: '300' },
-      'digest-reps': { type: 'string', default: '3' },
+      'digest-files': { type: 'string', default: '150' },
+      'digest-reps': { type: 'string', default: '2' },
       'digest-corpus': { type: 'string' },
       'graph-packages': { type: 'string', default: 'server,client' },
-      'graph-reps': { type: 'string', default: '3' },
-      'graph-edit-reps': { type: 'string', default: '5' },
+      'graph-reps': { type: 'string', default: '2' },
+      'graph-edit-reps': { type: 'string', default: '3' },
       'graph-checker': { type: 'boolean', default: false },
       'graph-repo': { type: 'string' },
       'overhead-runs': { type: 'string', default: '1' },
@@ -409,12 +411,15 @@ const logs = REPLAY ? resolve(args.replay) : args.logs ? resolve(args.logs) : jo
 await mkdir(logs, { recursive: true });
 const added = []; // worktrees this run added (removed at the end)
 
+/** A mistake in the arguments: reported without a stack. */
+class UsageError extends Error {}
+
 /** A side: a revision (checked out, given node_modules, built) or a directory used as it is. */
 async function prepareSide(name, spec) {
   if (existsSync(spec) && statSync(spec).isDirectory()) {
     const root = resolve(spec);
     for (const f of ['packages/core/dist/index.js', 'packages/nx/dist/plugins/src/index.js', 'node_modules']) {
-      if (!existsSync(join(root, f))) throw new Error(`--${name} ${root}: ${f} is missing (a directory side is used as it is: install and build it first)`);
+      if (!existsSync(join(root, f))) throw new UsageError(`--${name} ${root}: ${f} is missing (a directory side is used as it is: install and build it first)`);
     }
     let rev = '(not a git checkout)';
     try {
@@ -428,7 +433,7 @@ async function prepareSide(name, spec) {
   try {
     sha = git(repoRoot, 'rev-parse', '--verify', `${spec}^{commit}`);
   } catch {
-    throw new Error(`--${name} ${spec}: neither a directory nor a revision of ${repoRoot}`);
+    throw new UsageError(`--${name} ${spec}: neither a directory nor a revision of ${repoRoot}`);
   }
   const root = join(tmpRoot, name);
   progress(`${name}: git worktree add --detach ${root} ${sha.slice(0, 10)}`);
@@ -608,7 +613,7 @@ try {
   if (args.json) await writeFile(args.json, `${JSON.stringify({ ...report, load: { start: loadStart, end: load() }, totalMs: Date.now() - started }, null, 2)}\n`);
 } catch (e) {
   failed = true;
-  process.stderr.write(`bench-gate failed: ${e.stack ?? e}\n`);
+  process.stderr.write(`bench-gate failed: ${e instanceof UsageError ? e.message : (e.stack ?? e)}\n`);
 } finally {
   if (args.keep) {
     progress(`kept ${tmpRoot} (worktrees ${added.join(', ') || 'none'}; every run's output in ${logs}); remove the worktrees with git worktree remove --force`);
