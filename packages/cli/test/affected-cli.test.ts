@@ -59,7 +59,7 @@ describe('kiln affected (CLI)', () => {
     expect(stats).toContain('libs/right/src/index.ts');
     for (const lib of ['right', 'top', 'tail']) expect(ws.exists(`libs/${lib}/dist/index.js`), lib).toBe(true);
     // Nx ran the three projects' builds (and, by dependsOn ^build, the builds they depend on).
-    expect(run.out).toMatch(/Successfully ran target build for 3 projects/);
+    expect(run.out.replace(/\x1b\[[0-9;]*m/g, '')).toMatch(/Successfully ran target build for 3 projects/);
   }, 600_000);
 
   it('bad input: an unknown base is a coded error (exit 1), never an empty list', async () => {

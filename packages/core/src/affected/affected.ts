@@ -92,6 +92,8 @@ const EXECUTING = /^(test|e2e|typecheck|type-check|tsc|bundle|build|test[:-].*|e
 /** Files outside every project that no target reads. */
 const INERT_ROOT = /(^|\/)(README|CHANGELOG|CONTRIBUTING|CODE_OF_CONDUCT|SECURITY|LICENSE|LICENCE)[^/]*$|\.(md|mdx|png|jpe?g|gif|svg|ico|webp)$|^\.(github|changeset|vscode|idea)\//i;
 const LOCKFILES = new Set(['package-lock.json', 'pnpm-lock.yaml', 'yarn.lock', 'npm-shrinkwrap.json']);
+/** What reading the states from git reported (the rest of the views' diagnostics belong to keys and digests). */
+const GIT_CODES = new Set<string>(['KILN_GIT_PATH_NOT_UTF8', 'KILN_GIT_REF_UNKNOWN', 'KILN_GIT_SHALLOW', 'KILN_GIT_UNAVAILABLE']);
 /** How many reasons of one kind are listed before "…and N more". */
 const MAX_REASONS = 5;
 
@@ -114,7 +116,7 @@ export async function computeAffected(workspaceRoot: string, options: AffectedOp
   };
   const head = await WorkspaceView.open(workspaceRoot, { ...viewOptions, ...(states.headTree ? { tree: GitTree.ofTree(states.top, states.headTree) } : {}) });
   const base = await WorkspaceView.open(workspaceRoot, { ...viewOptions, tree: GitTree.ofTree(states.top, states.baseTree) });
-  const diagnostics: Diagnostic[] = [...base.diagnostics.filter((d) => d.code.startsWith('KILN_GIT')), ...head.diagnostics.filter((d) => d.code.startsWith('KILN_GIT'))];
+  const diagnostics: Diagnostic[] = [...base.diagnostics, ...head.diagnostics].filter((d) => GIT_CODES.has(d.code));
   try {
     return await compute(workspaceRoot, options, states, base, head, diagnostics, progress, t0);
   } finally {
