@@ -3,9 +3,10 @@
  * export and package records, built from its slices, the digest report and its manifests, and the
  * context every other emitter of records reads (imports.ts, references.ts, diagnostics.ts): where a
  * file belongs (`placeOf`), module ids and declaration identities, each file's provenance tier, and
- * the declarations of any source file the program knows (`declsOf`; other packages' files sliced
- * beforehand through the store and the pool, `loadForeign`). Records go into a RecordSet
- * (memo.ts), grouped when a session's memo is given; `finish` sorts them and puts the header first.
+ * the declarations of any source file the program knows (`declsOf`; other packages' files looked up
+ * beforehand in memory and the store, `loadForeign`, the others extracted when asked). Records go into
+ * a RecordSet (memo.ts), grouped when a session's memo is given; `finish` sorts them and puts the
+ * header first.
  *
  * Invariants: the records are a function of the inputs (no absolute path in any of them, module ids
  * and identities computed once per file, the same for every emitter); a file's tier is decided once,
@@ -184,7 +185,7 @@ export class Builder {
     if (rel !== undefined) {
       out = indexDecls(sf, this.slices.get(rel)!, (i) => this.identityOf(rel, i));
     } else if (this.located(sf)) {
-      // Loaded by loadForeign, through the store and the pool.
+      // Found by loadForeign, else extracted now (view/foreign.ts, kept for the store).
       const slice = this.locator.sliceOf(sf.fileName);
       if (slice) out = indexDecls(sf, slice, (i) => this.locator.identityIn(sf.fileName, i));
     }
@@ -212,9 +213,11 @@ export class Builder {
   }
 
   /**
-   * Load the slices `declsOf` asks the locator for — every program file it locates — through the
-   * workspace view's store and pool (view/foreign.ts `sliceFiles`). Before any record is built: the
-   * checker asks for declarations synchronously, file by file, and must find them loaded.
+   * Look up the slices `declsOf` may ask the locator for — every program file it locates — in the
+   * session's memory and the workspace view's store (view/foreign.ts `sliceFiles`), parsing nothing.
+   * Before any record is built: the checker asks for declarations synchronously, file by file; a file
+   * it asks for that was not found is extracted then, only that file, and written to the store when
+   * the export ends (ForeignFiles `keep`).
    */
   async loadForeign(): Promise<void> {
     const p = this.loaded;

@@ -35,8 +35,10 @@
  * built by builder.ts (package, files, declarations, exports), imports.ts with resolve.ts (imports),
  * references.ts (sites and syntax references) and diagnostics.ts, into memo.ts's RecordSet; what
  * the export reads of other packages comes from the workspace view holding the package
- * (view/kept-views.ts, view/foreign.ts), sliced through its store and pool — with the checker, every
- * program file outside the package, loaded before records are built (builder.ts `loadForeign`);
+ * (view/kept-views.ts, view/foreign.ts), sliced through its store (from syntax, and its pool) — with
+ * the checker, every program file outside the package looked up in memory and the store before
+ * records are built (builder.ts `loadForeign`), the files the checker then asks for and were not found
+ * extracted on demand and written to the store before the export returns;
  * what a process keeps between exports is session.ts (per session), the kept workspace views and
  * resolve.ts's resolution answers (per process).
  *
@@ -116,11 +118,13 @@ export interface GraphExportResult {
 }
 
 /**
- * Files of other packages an export read (view/foreign.ts): with the checker, the program's files
- * outside the package; from syntax, those references follow. `files` slices were loaded, `parsed` of
- * them parsed (the rest came from a session's memory or the store); `inline` were extracted on the
- * calling thread past the store, nobody having loaded them (view/locate.ts `sliceOf`): always 0 unless
- * kiln has a bug.
+ * Files of other packages an export read (view/foreign.ts `ForeignCounts`). `files`: from syntax, the
+ * files references follow (each with a slice); with the checker, the program's files outside the
+ * package (and the sources their build output maps to), every one looked up in a session's memory and
+ * the store, whether the checker then asks for it or not. `parsed`: of them, parsed — not found there.
+ * `inline`: of those, extracted on the calling thread when the checker asked for them (with the checker
+ * all of `parsed`, only files it asked for; from syntax 0: its misses go through the pool). Every
+ * slice parsed is written to the store: a second export of unchanged files parses none.
  */
 export interface GraphExportForeign {
   files: number;
@@ -132,11 +136,12 @@ export interface GraphExportForeign {
  * Where an export's wall time went, in ms (phases overlap nothing except `digest`, which runs while the
  * tsconfig is read and the program built and checked): `digest` the slices (read, hash, store, parse,
  * report assembly) as far as they were not ready when the program was; `config` reading the tsconfig;
- * `program` building it; `check` its diagnostics; `foreign` the slices of other packages' files the
- * program holds (memory, store, pool); `build` files, declarations, exports and — with the checker —
- * reference and call sites; `workspace` finding workspace packages; `imports` resolving imports;
- * `references` syntax references (with other packages' slices they need); `finish` sorting and the
- * header.
+ * `program` building it; `check` its diagnostics; `foreign` looking up the slices of other packages'
+ * files the program holds (memory, store) and, at the end, writing those extracted on demand to the
+ * store; `build` files, declarations, exports and — with the checker — reference and call sites (and
+ * the on-demand extraction of other packages' files the checker asks for); `workspace` finding
+ * workspace packages; `imports` resolving imports; `references` syntax references (with other
+ * packages' slices they need); `finish` sorting and the header.
  */
 export interface GraphExportPhases {
   digest: number;
@@ -272,7 +277,10 @@ export async function exportGraph(packageDir: string, options: GraphExportOption
     done('imports');
     if (!loaded) await emitSyntaxReferences(b, imports, foreign);
     done('references');
-    return { records: b.finish(), walked, reused: b.out.reused, foreign: { ...foreign.counts, inline: foreign.locator.inline } };
+    // What the checker had extracted on demand, into the store for the next export.
+    await foreign.keep();
+    done('foreign');
+    return { records: b.finish(), walked, reused: b.out.reused, foreign: { ...foreign.counts } };
   };
   // A session keeps the groups of an export without a program (memo.ts); the checker's reuse is its own.
   const memo = state ? sessionMemo(state, !!loaded) : undefined;

@@ -10,15 +10,20 @@
  *      the manifest recorded is a hit, to be taken from the pack the manifest names;
  *   3. a file the manifest does not know (new, edited, moved) is looked up by content: in the packs of
  *      this view's manifest, then of the other registered views (loaded once, lazily);
- *   4. what is still unknown is a miss, sent to the pool as soon as there is enough to keep it busy:
- *      the pool starts while the rest of the files are still being hashed, so the workers load the
- *      compiler while this thread looks up (the pool is sized min(workers, misses known by then));
+ *   4. what is still unknown is a miss: taken from the slices the caller extracted itself when its
+ *      content is among them (`given`), else left without a slice when the run only looks up
+ *      (`lookupOnly`), else sent to the pool as soon as there is enough to keep it busy: the pool
+ *      starts while the rest of the files are still being hashed, so the workers load the compiler
+ *      while this thread looks up (the pool is sized min(workers, misses known by then));
  *   5. hits are resolved pack by pack (each pack read once, integrity-checked) and every slice is
  *      re-verified (content hash, variant, digest schema, extractor, shape); a hit that fails is
  *      reported KILN_STORE_CORRUPT and becomes a miss.
  * Write, after all slices are known: one pack with the new slices (write-if-absent, content-addressed),
  * then the view's manifest (only if it changed; repacked into one pack when it names too many packs
  * or mostly dead bytes), then the view's entry in the registry of views (only if it is not there).
+ * The manifest's entries for the files in scope (`inScope`) are this run's — a file in scope it has no
+ * slice for (removed, unreadable) loses its entry — except that a lookup-only run keeps the entries of
+ * the files it did not find; entries out of scope are kept as they were.
  *
  * Invariant: the slices are the same whatever the store holds: a store miss, hit or corrupt entry
  * only changes where a slice comes from, never what it is.
@@ -98,6 +103,18 @@ export interface CollectOptions {
    * are read on this thread (in one batch, before the scan) and handed to workers as bytes.
    */
   tree?: FileTree;
+  /**
+   * Look up only: a file whose slice is neither in the store nor `given` is not digested — it has no
+   * slice in the result, is not counted as parsed, and its manifest entry, if any, stays as it was
+   * (the run is authoritative only for the files it found). No pool is started.
+   */
+  lookupOnly?: boolean;
+  /**
+   * Slices this process extracted itself, by content key (store/lookup.ts `contentKey`): a file the
+   * view's manifest does not know, or whose entry fails, whose content is here takes this slice as if
+   * it had been digested now (written to this run's pack and the manifest), without being parsed.
+   */
+  given?: ReadonlyMap<string, Slice>;
 }
 
 export interface Collected {
@@ -269,7 +286,24 @@ export async function collectSlices(o: CollectOptions): Promise<Collected> {
   };
   const diagnosticsBefore = diagnostics.length;
   let ownHits = 0;
-  const miss = (rel: string, variant: Variant) => {
+  // Files a lookup-only run did not find (`lookupOnly`): their manifest entries are left alone.
+  const missed = new Set<string>();
+  /** A slice the caller gave for this content (`given`), taken as this run's own; false when none. */
+  const takeGiven = (rel: string, variant: Variant, contentHash: string): boolean => {
+    const g = o.given?.get(contentKey(contentHash, variant));
+    if (!g || g.digestSchema !== schema) return false;
+    slices.set(rel, g);
+    learn(rel, g);
+    progress();
+    return true;
+  };
+  const miss = (rel: string, variant: Variant, contentHash: string) => {
+    if (takeGiven(rel, variant, contentHash)) return;
+    if (o.lookupOnly) {
+      missed.add(rel);
+      progress();
+      return;
+    }
     parsed++;
     if (deferred) startResolving();
     if (wanted === 0) inline.push({ rel, variant });
@@ -342,17 +376,19 @@ export async function collectSlices(o: CollectOptions): Promise<Collected> {
             storeHits++;
             progress();
           } else hit(rel, variant, contentHash, own!.packs[e.pack]!);
-        } else {
+        } else if (!takeGiven(rel, variant, contentHash)) {
           const ref = (await contentMap()).get(contentKey(contentHash, variant));
           if (ref) hit(rel, variant, contentHash, ref);
-          else miss(rel, variant);
+          else miss(rel, variant, contentHash);
         }
       } else {
-        const cached = o.sliceCache?.get(contentKey(sha256Hex(data), variant));
+        // Hashed only when something is kept by content (the slice hashes the bytes again).
+        const contentHash = o.sliceCache || o.given ? sha256Hex(data) : '';
+        const cached = o.sliceCache?.get(contentKey(contentHash, variant));
         if (cached) {
           slices.set(rel, cached);
           progress();
-        } else miss(rel, variant);
+        } else miss(rel, variant, contentHash);
       }
       // Let the pool receive its first tasks (and load the compiler) while this thread hashes on.
       if (++sinceYield === 64) {
@@ -394,7 +430,7 @@ export async function collectSlices(o: CollectOptions): Promise<Collected> {
       }
       if (r.status === 'corrupt') reportCorrupt(p.rel, r.reason);
       else if (r.status === 'unavailable') storeUnavailable(storeErrorText(r.error));
-      miss(p.rel, p.variant);
+      miss(p.rel, p.variant, p.contentHash);
     }
     flush(true);
 
@@ -443,9 +479,11 @@ export async function collectSlices(o: CollectOptions): Promise<Collected> {
     for (const [rel, k] of known) entries.set(rel, k.pack ? k : { ...k, pack: fresh });
     if (own) {
       for (const [rel, e] of own.files) {
-        if (!o.inScope(rel) && !entries.has(rel)) entries.set(rel, { contentHash: e.contentHash, variant: e.variant, pack: own.packs[e.pack]!, ...(e.blob ? { blob: e.blob } : {}) });
+        if ((!o.inScope(rel) || missed.has(rel)) && !entries.has(rel)) entries.set(rel, { contentHash: e.contentHash, variant: e.variant, pack: own.packs[e.pack]!, ...(e.blob ? { blob: e.blob } : {}) });
       }
     }
+    // A lookup-only run that found nothing for a view without a manifest has nothing to say.
+    if (!own && !entries.size && o.lookupOnly) return;
     let manifest = toManifest(entries);
     // Repack when the manifest names too many packs, or packs mostly holding other slices, and every
     // entry is this run's (its JSON is at hand).

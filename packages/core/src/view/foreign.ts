@@ -1,21 +1,30 @@
 /**
  * Files of other packages as one reading of a workspace sees them (a codegraph export of one package):
- * where each belongs (view/locate.ts) and, loaded on demand, the slices of those a reading follows —
- * a file and, transitively, the modules its exports come from (`prepare`, a reading from syntax) with
- * each package's export tables, or exactly the files the checker's program holds (`sliceFiles`, for
- * the locator's synchronous `sliceOf`). A slice comes from memory (by content), else the store, else
- * the view's digest pool, and what was digested is written to the store like any digest
- * (view/collect.ts, under the view of the package holding the file).
+ * where each belongs (view/locate.ts) and the slices of those a reading follows, in one of two ways.
+ * - From syntax (`prepare`): a file and, transitively, the modules its exports come from, with each
+ *   package's export tables. A slice comes from memory (by content), else the store, else the view's
+ *   digest pool; what was digested is written to the store like any digest (view/collect.ts).
+ * - For the checker, which asks the locator for declarations synchronously (`sliceOf`), file by file:
+ *   `sliceFiles` looks up, without parsing anything, every file the program holds in memory and the
+ *   store and hands what it finds to the locator; a file the checker then asks for that was not found
+ *   is extracted on demand, on the calling thread (parsing only what the checker reads: a program
+ *   holds far more files than it asks about), and `keep` writes those slices to the store at the end
+ *   of the reading — as a digest of exactly those files would, slices supplied — so the next reading
+ *   finds them.
+ * Either way a slice is stored under the view of the package holding its file, and a write keeps
+ * every other entry of that view's manifest as it was (collect.ts `inScope`, `lookupOnly`).
  *
  * Invariants: a slice is a function of its file's content, so what the store or memory holds changes
- * where a slice comes from, never what is answered; the store's and the pool's notices are not this
- * reading's (a file that cannot be read or digested simply has no slice); the per-file caches are
- * this object's, one per reading, since files may change between readings.
+ * where a slice comes from, never what is answered; every slice parsed is offered to the store; the
+ * store's and the pool's notices are not this reading's (a file that cannot be read or digested simply
+ * has no slice); the per-file caches are this object's, one per reading, since files may change
+ * between readings.
  */
 import { readFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import type { Slice } from '../facts/slice.js';
 import { sha256Hex } from '../digest/hash.js';
+import { extractSlice } from '../facts/extract.js';
 import { fileKind } from '../parse/language.js';
 import type { DigestPool } from '../pool/pool.js';
 import { contentKey } from '../store/lookup.js';
@@ -46,17 +55,27 @@ export interface ForeignDigest {
   memory?: Map<string, Slice>;
 }
 
-/** What a ForeignFiles loaded: slices, and how many of them were parsed (the rest came from memory or the store). */
+/**
+ * What a ForeignFiles read. `files`: files looked for — from syntax those that have a slice; for the
+ * checker every program file looked up beforehand (found or not) and any other file it asked for.
+ * `parsed`: of them, parsed (not in memory or the store). `inline`: of those, extracted on demand on
+ * the calling thread because the checker asked for them (all of the checker's parses; none from syntax).
+ */
 export interface ForeignCounts {
   files: number;
   parsed: number;
+  inline: number;
 }
 
 const toPosix = (p: string) => p.split(sep).join('/');
 
 export class ForeignFiles {
-  readonly locator = new Locator();
-  readonly counts: ForeignCounts = { files: 0, parsed: 0 };
+  readonly locator = new Locator((abs) => this.onDemand(abs));
+  readonly counts: ForeignCounts = { files: 0, parsed: 0, inline: 0 };
+  /** Files `sliceFiles` looked up (absolute). */
+  private readonly looked = new Set<string>();
+  /** Slices extracted on demand, for `keep`: package root → path in it → slice. */
+  private readonly extracted = new Map<string, Map<string, Slice>>();
   private readonly packages = new Map<string, Promise<ForeignPackage | null>>();
   /** The packages `prepare` loaded, by root. */
   private readonly ready = new Map<string, ForeignPackage | null>();
@@ -90,9 +109,10 @@ export class ForeignFiles {
 
   /**
    * Slices of these files of the package at `root` (relative paths): from memory by content, the rest
-   * digested as a view digests (store lookup, misses through the pool, one pack and manifest written).
+   * digested as a view digests (store lookup, misses through the pool, one pack and manifest written);
+   * `lookupOnly`, misses are left without a slice (and without a pool).
    */
-  private async slicesOf(root: string, rels: string[]): Promise<Map<string, Slice>> {
+  private async slicesOf(root: string, rels: string[], lookupOnly = false): Promise<Map<string, Slice>> {
     const out = new Map<string, Slice>();
     const missing: string[] = [];
     for (const rel of rels) {
@@ -109,7 +129,7 @@ export class ForeignFiles {
       if (kept) out.set(rel, kept);
       else missing.push(rel);
     }
-    if (missing.length) {
+    if (missing.length && !(lookupOnly && !this.digest.storeDir)) {
       const files = [...missing].sort();
       const scope = new Set(files);
       const { slices, parsed } = await collectSlices({
@@ -119,8 +139,7 @@ export class ForeignFiles {
         schema: this.digest.schema,
         maxFileSize: this.digest.maxFileSize,
         storeDir: this.digest.storeDir,
-        workers: this.digest.pool ? this.digest.pool.threads : 0,
-        ...(this.digest.pool ? { pool: this.digest.pool } : {}),
+        ...(lookupOnly ? { workers: 0, lookupOnly } : { workers: this.digest.pool ? this.digest.pool.threads : 0, ...(this.digest.pool ? { pool: this.digest.pool } : {}) }),
         // Notices of the store and the pool belong to the view's own digests, not to this reading.
         diagnostics: [],
       });
@@ -130,22 +149,25 @@ export class ForeignFiles {
         this.digest.memory?.set(contentKey(s.contentHash, s.variant), s);
       }
     }
-    this.counts.files += out.size;
+    if (!lookupOnly) this.counts.files += out.size;
     return out;
   }
 
   /**
-   * Load the slices of exactly these files (absolute: what the checker's program holds outside the
-   * exported package's slices), each under the package holding it, and hand them to the locator, whose
-   * `sliceOf` then answers without parsing. A file in another package's build output (`dist/x.d.ts`)
-   * brings the source it maps to, which `identityIn` confirms declarations against. Files no package
-   * holds, and node_modules files, have no identities: they are skipped. One digest per package, the
-   * packages concurrently (as `prepare`).
+   * Look up the slices of these files (absolute: what the checker's program holds outside the exported
+   * package's slices) in memory and the store, each under the package holding it, and hand those found
+   * to the locator, whose `sliceOf` then answers without parsing; nothing is parsed here (`onDemand`
+   * extracts what the checker asks for and this did not find). A file in another package's build output
+   * (`dist/x.d.ts`) brings the source it maps to, which `identityIn` confirms declarations against.
+   * Files no package holds, and node_modules files, have no identities: they are skipped. One lookup
+   * per package, the packages concurrently.
    */
   async sliceFiles(absFiles: Iterable<string>): Promise<void> {
     const byRoot = new Map<string, Map<string, string>>();
     const want = (root: string, abs: string) => {
-      if (this.locator.has(abs)) return;
+      if (this.locator.has(abs) || this.looked.has(abs)) return;
+      this.looked.add(abs);
+      this.counts.files++;
       let files = byRoot.get(root);
       if (!files) byRoot.set(root, (files = new Map()));
       files.set(toPosix(relative(root, abs)), abs);
@@ -160,8 +182,81 @@ export class ForeignFiles {
     await Promise.all(
       [...byRoot].map(async ([root, files]) => {
         const rels = [...files.keys()];
-        const got = await this.slicesOf(root, rels);
-        for (const rel of rels) this.locator.provide(files.get(rel)!, got.get(rel) ?? null);
+        const got = await this.slicesOf(root, rels, true);
+        for (const [rel, slice] of got) this.locator.provide(files.get(rel)!, slice);
+      }),
+    );
+  }
+
+  /**
+   * The slice of a file the locator was not given one for (`sliceOf`, asked by the checker): from
+   * memory by content, else extracted here, on the calling thread, counted, and kept for `keep` under
+   * the package holding the file. Null when it is not a source file or cannot be read.
+   */
+  private onDemand(abs: string): Slice | null {
+    const kind = fileKind(abs);
+    if (!kind) return null;
+    if (!this.looked.has(abs)) {
+      this.looked.add(abs);
+      this.counts.files++;
+    }
+    let bytes: Buffer;
+    try {
+      bytes = readFileSync(abs);
+    } catch {
+      return null;
+    }
+    const key = contentKey(sha256Hex(bytes), kind.variant);
+    const kept = this.digest.memory?.get(key);
+    if (kept) return kept;
+    let slice: Slice;
+    try {
+      slice = extractSlice(bytes, kind.variant, { digestSchema: this.digest.schema, maxFileSize: this.digest.maxFileSize });
+    } catch {
+      return null;
+    }
+    this.counts.parsed++;
+    this.counts.inline++;
+    this.digest.memory?.set(key, slice);
+    const place = this.locator.place(abs);
+    if (place && !place.external) {
+      let files = this.extracted.get(place.root);
+      if (!files) this.extracted.set(place.root, (files = new Map()));
+      files.set(toPosix(relative(place.root, abs)), slice);
+    }
+    return slice;
+  }
+
+  /**
+   * Write the slices extracted on demand to the store, under the view of the package holding each file:
+   * per package one digest of exactly those files with their slices supplied (collect.ts `given`: a file
+   * changed since is looked up as any, and left alone when not found — nothing is parsed), which writes
+   * one pack and the view's manifest with every other entry kept. Awaited before the reading ends.
+   */
+  async keep(): Promise<void> {
+    const storeDir = this.digest.storeDir;
+    const extracted = [...this.extracted];
+    this.extracted.clear();
+    if (!storeDir) return;
+    await Promise.all(
+      extracted.map(async ([root, files]) => {
+        const rels = [...files.keys()].sort();
+        const scope = new Set(rels);
+        const given = new Map<string, Slice>();
+        for (const s of files.values()) given.set(contentKey(s.contentHash, s.variant), s);
+        await collectSlices({
+          packageRoot: root,
+          files: rels,
+          inScope: (rel) => scope.has(rel),
+          lookupOnly: true,
+          given,
+          schema: this.digest.schema,
+          maxFileSize: this.digest.maxFileSize,
+          storeDir,
+          workers: 0,
+          // As in slicesOf: the store's notices are not this reading's.
+          diagnostics: [],
+        });
       }),
     );
   }

@@ -8,14 +8,13 @@
  * the source it was built from, and a declaration found there is used only if the source declares
  * the same identity — otherwise nothing is returned (never guessed). Synchronous file reads, cached
  * per Locator (one per export: files may change between exports); nothing happens at import time.
- * `sliceOf` parses nothing: it answers from the slices view/foreign.ts loaded through the store and
- * the pool (`provide`), since the checker asks for declarations synchronously. A file nobody loaded is
- * extracted on the calling thread as a last resort and counted (`inline`); an export reports the count,
- * and it is 0 while graph/builder.ts loads every file it asks for.
+ * `sliceOf` is synchronous, since the checker asks for declarations synchronously: it answers from the
+ * slices view/foreign.ts found beforehand in memory or the store (`provide`), and a file it was not
+ * given a slice for is extracted then, on the calling thread, by the Locator's `extract` — view/
+ * foreign.ts's, which keeps the slice for the store — once per file.
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
-import { extractSlice } from '../facts/extract.js';
 import type { Slice } from '../facts/slice.js';
 import { declarationIdentity } from '../identity/identity.js';
 import { fileKind, logicalModulePath, type Language } from '../parse/language.js';
@@ -41,6 +40,12 @@ export class Locator {
   private readonly packageByDir = new Map<string, PackageRoot | null>();
   private readonly slices = new Map<string, Slice | null>();
   private readonly outDirs = new Map<string, string[]>();
+
+  /**
+   * @param extract how `sliceOf` slices a file it was not given (`provide`), synchronously: null when
+   *   it has none (view/foreign.ts: extracted on demand and kept for the store).
+   */
+  constructor(private readonly extract: (absFile: string) => Slice | null) {}
 
   /** The package directory holding `dir` (nearest package.json upwards). */
   packageOfDir(dir: string): PackageRoot | undefined {
@@ -133,14 +138,7 @@ export class Locator {
     return dirs;
   }
 
-  private inlined = 0;
-
-  /** Files `sliceOf` had to extract itself, nobody having loaded them (`provide`). */
-  get inline(): number {
-    return this.inlined;
-  }
-
-  /** The slice of an absolute file, loaded through the store and the pool (view/foreign.ts); null: it has none. */
+  /** The slice of an absolute file, found beforehand (view/foreign.ts); null: it has none. */
   provide(absFile: string, slice: Slice | null): void {
     this.slices.set(absFile, slice);
   }
@@ -151,21 +149,13 @@ export class Locator {
   }
 
   /**
-   * The slice of an absolute file as loaded (`provide`); null when it has none. A file nobody loaded is
-   * extracted here, on the calling thread and past the store, and counted in `inline`: a guard that
-   * keeps the answer right should a caller ask for a file it did not load first, visible in the export's
-   * stats rather than a silently missing slice.
+   * The slice of an absolute file: as given (`provide`), else extracted now (`extract`, on the calling
+   * thread) and remembered; null when it has none.
    */
   sliceOf(absFile: string): Slice | null {
     let s = this.slices.get(absFile);
     if (s === undefined) {
-      this.inlined++;
-      const kind = fileKind(absFile);
-      try {
-        s = kind ? extractSlice(readFileSync(absFile), kind.variant) : null;
-      } catch {
-        s = null;
-      }
+      s = this.extract(absFile);
       this.slices.set(absFile, s);
     }
     return s;

@@ -9,15 +9,17 @@
  * Invariants:
  * - a package is prepared at most once per view, whoever asks first; `load` reaches a fixpoint: every
  *   package a loaded package depends on, or reaches without a named import, is loaded too;
- * - every parse goes through the view's pool and the store. The pool starts only when more files miss
- *   the store than are worth digesting on the calling thread (the usual warm run after an edit: one or
- *   a few files; booting a worker would cost ~1–2 s), and `close` ends it;
+ * - every parse goes through the store, and through the view's pool but for the files of other
+ *   packages the codegraph's checker asks for synchronously that the store did not hold (view/
+ *   foreign.ts: extracted on the calling thread, then written to the store). The pool starts only when
+ *   more files miss the store than are worth digesting on the calling thread (the usual warm run after
+ *   an edit: one or a few files; booting a worker would cost ~1–2 s), and `close` ends it;
  * - nothing read here depends on where the workspace is: reports and reach are workspace-relative;
  * - every file is read through the view's FileTree: a view of a git tree is the same computation as
  *   a view of a checkout of it (its digests through a store view of their own, blob ids known up front);
  * - what the codegraph reads of other packages comes from here too: the packages by name with their
  *   entries and output folders (`packageInfos`, read once per view), and files of other packages
- *   located and sliced through the view's store and pool (`foreign`, view/foreign.ts).
+ *   located and sliced through the view's store (and pool) (`foreign`, view/foreign.ts).
  */
 import { join, posix } from 'node:path';
 import { diagnostic, type Diagnostic } from '../diagnostics/diagnostic.js';
@@ -182,7 +184,8 @@ export class WorkspaceView {
 
   /**
    * Files of other packages for one reading (a graph export): located, and sliced through the view's
-   * store and pool (view/foreign.ts). One per reading: its per-file caches assume files stand still.
+   * store and pool, or for the checker looked up in the store and extracted on demand (view/foreign.ts).
+   * One per reading: its per-file caches assume files stand still.
    */
   foreign(options: { maxFileSize?: number; memory?: Map<string, Slice> } = {}): ForeignFiles {
     // The codegraph reads the working tree; its locator reads files from disk.
