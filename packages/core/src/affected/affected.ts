@@ -88,7 +88,7 @@ export interface AffectedResult {
 }
 
 /** Target names whose work is running or bundling the code: the full closure, never a key. */
-const EXECUTING = /^(test|e2e|typecheck|type-check|tsc|bundle|build|test[:-].*|e2e[:-].*)$/;
+export const EXECUTING = /^(test|e2e|typecheck|type-check|tsc|bundle|build|test[:-].*|e2e[:-].*)$/;
 /** Files outside every project that no target reads. */
 const INERT_ROOT = /(^|\/)(README|CHANGELOG|CONTRIBUTING|CODE_OF_CONDUCT|SECURITY|LICENSE|LICENCE)[^/]*$|\.(md|mdx|png|jpe?g|gif|svg|ico|webp)$|^\.(github|changeset|vscode|idea)\//i;
 const LOCKFILES = new Set(['package-lock.json', 'pnpm-lock.yaml', 'yarn.lock', 'npm-shrinkwrap.json']);

@@ -16,7 +16,7 @@ import { diagnostic, KilnError } from '../diagnostics/diagnostic.js';
 import { WorkspaceView } from '../view/workspace-view.js';
 import type { DeclarationRecord } from '../view/report.js';
 import { AllSources, chainsTo, dependencyGraph } from './closure.js';
-import type { AffectedTarget, TargetRule } from './affected.js';
+import { EXECUTING, type AffectedTarget, type TargetRule } from './affected.js';
 
 export interface DeclarationImpact {
   kind: 'kiln-affected-by';
@@ -26,8 +26,6 @@ export interface DeclarationImpact {
   surface: string[];
   affected: (AffectedTarget & { when: string })[];
 }
-
-const EXECUTING = /^(test|e2e|typecheck|type-check|tsc|bundle|build|test[:-].*|e2e[:-].*)$/;
 
 export async function affectedByDeclaration(
   workspaceRoot: string,
