@@ -1,5 +1,5 @@
 /**
- * Views kept for the life of the process, one per workspace root (and store and workers options), so
+ * Views kept for the life of the process, per workspace root (one per store and workers option), so
  * that repeated readings of packages of one workspace (graph exports in a watch loop, an MCP server,
  * the Nx plugin) discover the workspace and read its manifests once.
  *
@@ -16,7 +16,14 @@ import { buildOutputDirs } from './files.js';
 import { findWorkspaceRoot } from './locate.js';
 import { WorkspaceView, type PackageEntries, type WorkspaceViewOptions } from './workspace-view.js';
 
-const kept = new Map<string, { stamp: string; roots: string[]; view: WorkspaceView }>();
+/**
+ * Per workspace root (and tsconfig choice): the stamp, the package roots, and one view per store and
+ * workers option. Discovery and the packages' entries are read once per root and shared by the views
+ * of every store (`WorkspaceView.withOptions`): a cold export into a fresh store does not discover the
+ * workspace again. At most VIEWS_PER_ROOT views are kept per root, the oldest dropped first.
+ */
+const kept = new Map<string, { stamp: string; roots: string[]; views: Map<string, WorkspaceView> }>();
+const VIEWS_PER_ROOT = 8;
 
 /** Forget every kept view: the next reading discovers and reads everything again. */
 export function forgetKeptViews(): void {
@@ -39,11 +46,20 @@ export async function openPackageWorkspace(root: string, options: WorkspaceViewO
   const wsRoot = findWorkspaceRoot(root);
   let view: WorkspaceView;
   let roots: string[] = [];
-  const key = JSON.stringify([wsRoot, options.store ?? null, options.workers ?? null, options.tsconfigs ?? null]);
-  const had = wsRoot ? kept.get(key) : undefined;
+  const rootKey = JSON.stringify([wsRoot, options.tsconfigs ?? null]);
+  const viewKey = JSON.stringify([options.store ?? null, options.workers ?? null]);
+  const had = wsRoot ? kept.get(rootKey) : undefined;
   if (had && had.stamp === workspaceStamp(wsRoot, had.roots)) {
-    view = had.view;
     roots = had.roots;
+    const same = had.views.get(viewKey);
+    if (same) view = same;
+    else {
+      // Another store or pool over the same state: discovery and entries are shared.
+      const [first] = had.views.values();
+      view = first!.withOptions({ ...(options.store !== undefined ? { store: options.store } : {}), ...(options.workers !== undefined ? { workers: options.workers } : {}) });
+      had.views.set(viewKey, view);
+      if (had.views.size > VIEWS_PER_ROOT) had.views.delete(had.views.keys().next().value!);
+    }
   } else if (wsRoot) {
     const before = workspaceStamp(wsRoot, []);
     try {
@@ -55,7 +71,7 @@ export async function openPackageWorkspace(root: string, options: WorkspaceViewO
     // Stamped before the manifests are read: a change while they are read makes the next run read again.
     const stamp = workspaceStamp(wsRoot, roots);
     await view.packageInfos();
-    if (before === workspaceStamp(wsRoot, [])) kept.set(key, { stamp, roots, view });
+    if (before === workspaceStamp(wsRoot, [])) kept.set(rootKey, { stamp, roots, views: new Map([[viewKey, view]]) });
   } else {
     view = await WorkspaceView.empty(root, options);
   }

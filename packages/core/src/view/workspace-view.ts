@@ -132,6 +132,18 @@ export class WorkspaceView {
     return WorkspaceView.open(root, { ...options, tree: GitTree.open(root, rev) });
   }
 
+  /**
+   * The same workspace state read through another store or pool: discovery and the packages' entries
+   * (`packageInfos`) are shared with this view, everything digested is the new view's own (a report
+   * belongs to the store it was read through). The tree and tsconfig choices stay this view's.
+   */
+  withOptions(options: Pick<WorkspaceViewOptions, 'store' | 'workers'>): WorkspaceView {
+    const { store: _s, workers: _w, ...rest } = this.options;
+    const view = new WorkspaceView(this.root, this.kind, this.projects, this.discoveryDiagnostics, { ...rest, ...options });
+    view.entries = this.entries;
+    return view;
+  }
+
   /** A view of no packages at `root` (no workspace found, or it could not be discovered): its store and pool only. */
   static empty(root: string, options: WorkspaceViewOptions = {}): Promise<WorkspaceView> {
     return Promise.resolve(new WorkspaceView(root, 'single', [], [], options));
