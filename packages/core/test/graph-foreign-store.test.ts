@@ -9,7 +9,7 @@
  * through its build output (`dist/index.d.ts`) brings the source it maps to. The records are the same
  * whichever way the slices came (store cold, warm, off, a session's memory).
  */
-import { mkdir, mkdtemp, realpath, rm, symlink } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, realpath, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -77,6 +77,13 @@ function expectForeignCall(r: GraphExportResult): void {
 }
 
 /** The files a's view has in the store's manifest. */
+/** The store's content files (cacache content-v2), sorted: new bytes show up here. */
+async function contentOf(store: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const e of await readdir(join(store, 'content-v2'), { recursive: true, withFileTypes: true })) if (e.isFile()) out.push(join(e.parentPath ?? e.path, e.name));
+  return out.sort();
+}
+
 async function filesOfA(store: string): Promise<string[]> {
   const m = await readManifest(store, viewIdOf(await realpath(join(ws, 'packages/a'))), DIGEST_SCHEMA);
   expect(m.status).toBe('hit');
@@ -125,12 +132,20 @@ describe('checked export: files of other packages go through the store', () => {
     expect(cold.stats?.foreign).toEqual({ files: 4, parsed: 1, inline: 1 });
     expect(await filesOfA(store)).toEqual(['dist/index.d.ts', 'src/extra.ts', 'src/index.ts', 'src/other.ts']);
     forgetGraphMemos();
+    const contentBefore = await contentOf(store);
     const warm = await exportGraph(b, { store, workers: 0 });
     expect(warm.stats?.foreign).toEqual({ files: 4, parsed: 0, inline: 0 });
     expect(graphText(warm)).toBe(graphText(cold));
+    // Nothing new was learnt: not a byte of new content (a's manifest, read in another order, is the same text).
+    expect(await contentOf(store)).toEqual(contentBefore);
     // And a's own digest still finds all of its files.
     const again = await digestTree(join(ws, 'packages/a'), { store, workers: 0 });
     expect(again.stats.parsed).toBe(0);
+    // A tolerant export from syntax reads a's files through a's view too: nothing new, no new bytes.
+    forgetGraphMemos();
+    const settled = await contentOf(store);
+    await exportGraph(b, { mode: 'allow-errors', syntax: true, store, workers: 0 });
+    expect(await contentOf(store)).toEqual(settled);
   });
 
   it("a session's memory answers the next export: nothing parsed, the same records", async () => {

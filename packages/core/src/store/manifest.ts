@@ -48,13 +48,18 @@ const VARIANTS = new Set(['ts', 'tsx', 'dts', 'js', 'jsx']);
 const BLOB_ID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
 
 export function encodeManifest(m: Manifest, digestSchema: number): string {
-  const files = [...m.files].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map(([rel, e]) => (e.blob ? [rel, e.contentHash, e.variant, e.pack, e.blob] : [rel, e.contentHash, e.variant, e.pack]));
+  // Canonical: packs in key order, files in path order. The same manifest is the same text however
+  // its entries were gathered (a partial write keeps other entries in another order), so an unchanged
+  // manifest is never written again as new bytes.
+  const order = m.packs.map((_, i) => i).sort((a, b) => (m.packs[a]!.key < m.packs[b]!.key ? -1 : m.packs[a]!.key > m.packs[b]!.key ? 1 : a - b));
+  const at = new Map(order.map((old, i) => [old, i]));
+  const files = [...m.files].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map(([rel, e]) => (e.blob ? [rel, e.contentHash, e.variant, at.get(e.pack)!, e.blob] : [rel, e.contentHash, e.variant, at.get(e.pack)!]));
   return JSON.stringify({
     kind: 'kiln-manifest',
     format: STORE_FORMAT_VERSION,
     extractor: EXTRACTOR_VERSION,
     digestSchema,
-    packs: m.packs.map((p) => [p.key, p.integrity, p.size]),
+    packs: order.map((i) => [m.packs[i]!.key, m.packs[i]!.integrity, m.packs[i]!.size]),
     files,
   });
 }
