@@ -25,6 +25,7 @@ import { dirname, join, resolve } from 'node:path';
 import type { CreateDependencies, CreateNodesContextV2, CreateNodesResult, CreateNodesV2, DependencyType, PostTasksExecution, RawProjectGraphDependency, TargetConfiguration } from '@nx/devkit';
 import type { ProjectKey, ToolTargetSpec, WorkspaceKeys } from '@kiln/core';
 import { codegraphTarget } from './codegraph-target.js';
+import { KILN_KEYED_TAG } from './keyed-tag.js';
 import { startRecording } from './fs-recording.js';
 import { cacheDir, envOfKeys, lookupMemo, memoId, readMemo, stats, writeMemo, type Edges, type Keyed, type NodesResults } from './graph-memo.js';
 import { kilnCodeDirs, storeDir } from './snapshot.js';
@@ -53,7 +54,7 @@ export interface KilnPluginOptions {
 }
 
 /** The tag kiln gives every project with a keyed target; `nx g @kiln/nx:init` filters target defaults on it. */
-export const KILN_KEYED_TAG = 'kiln-keyed';
+export { KILN_KEYED_TAG };
 
 export const KILN_BUILD_EXECUTOR = '@kiln/nx:build';
 

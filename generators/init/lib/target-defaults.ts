@@ -9,7 +9,8 @@
  * Environment and runtime inputs of the workspace's default are kept in kiln's entry: they are not
  * files kiln's key can cover. Idempotent. Pure: nx.json in, nx.json out.
  */
-export const KILN_KEYED_TAG = 'kiln-keyed';
+import { KILN_KEYED_TAG } from '../../../plugins/src/keyed-tag.js';
+
 export const KILN_FILTER = { projects: [`tag:${KILN_KEYED_TAG}`] };
 
 type Entry = Record<string, unknown>;
