@@ -68,9 +68,9 @@ import { existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, wri
 import { loadavg } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
 import { ClosureOracle } from './lib/closure-oracle.mjs';
 import { projectRoots, workspacePatterns } from './lib/nx-emulation.mjs';
+import { cliArgs } from './lib/cli-args.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(here, '..');
@@ -102,44 +102,25 @@ const HELP = `usage: node tools/bench-affected.mjs [options]
   --no-speed          skip the CLI speed runs
 `;
 
-let args;
-try {
-  args = parseArgs({
-    options: {
-      repo: { type: 'string' },
-      branch: { type: 'string' },
-      commits: { type: 'string', default: '300' },
-      targets: { type: 'string', default: 'build,test' },
-      work: { type: 'string' },
-      store: { type: 'string' },
-      json: { type: 'string' },
-      keep: { type: 'boolean', default: false },
-      'build-sample': { type: 'string', default: '20' },
-      'build-calibrate': { type: 'string', default: '4' },
-      seed: { type: 'string', default: '1' },
-      workers: { type: 'string' },
-      'no-speed': { type: 'boolean', default: false },
-      'nx-json': { type: 'string', default: '{}' },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-    strict: true,
-  }).values;
-} catch (e) {
-  process.stderr.write(`${e.message}\n${HELP}`);
-  process.exit(2);
-}
-if (args.help) {
-  process.stdout.write(HELP);
-  process.exit(0);
-}
-const int = (name, min) => {
-  const v = Number(args[name]);
-  if (!Number.isInteger(v) || v < min) {
-    process.stderr.write(`--${name} must be an integer >= ${min}\n`);
-    process.exit(2);
-  }
-  return v;
-};
+const { args, int } = cliArgs(
+  {
+    repo: { type: 'string' },
+    branch: { type: 'string' },
+    commits: { type: 'string', default: '300' },
+    targets: { type: 'string', default: 'build,test' },
+    work: { type: 'string' },
+    store: { type: 'string' },
+    json: { type: 'string' },
+    keep: { type: 'boolean', default: false },
+    'build-sample': { type: 'string', default: '20' },
+    'build-calibrate': { type: 'string', default: '4' },
+    seed: { type: 'string', default: '1' },
+    workers: { type: 'string' },
+    'no-speed': { type: 'boolean', default: false },
+    'nx-json': { type: 'string', default: '{}' },
+  },
+  HELP,
+);
 const N = int('commits', 1);
 const BUILD_SAMPLE = int('build-sample', 0);
 const BUILD_CALIBRATE = int('build-calibrate', 0);

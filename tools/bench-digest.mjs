@@ -31,10 +31,10 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
 import v8 from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import vm from 'node:vm';
+import { cliArgs } from './lib/cli-args.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(here, '..');
@@ -51,27 +51,16 @@ const HELP = `usage: node tools/bench-digest.mjs [--corpus DIR] [--files N] [--r
   --keep         keep the temporary corpus copy and stores (their paths are printed)
 `;
 
-let args;
-try {
-  args = parseArgs({
-    options: {
-      corpus: { type: 'string' },
-      files: { type: 'string' },
-      reps: { type: 'string' },
-      warmup: { type: 'string' },
-      keep: { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-    strict: true,
-  }).values;
-} catch (e) {
-  process.stderr.write(`${e.message}\n${HELP}`);
-  process.exit(2);
-}
-if (args.help) {
-  process.stdout.write(HELP);
-  process.exit(0);
-}
+const { args } = cliArgs(
+  {
+    corpus: { type: 'string' },
+    files: { type: 'string' },
+    reps: { type: 'string' },
+    warmup: { type: 'string' },
+    keep: { type: 'boolean', default: false },
+  },
+  HELP,
+);
 const REPS = Math.max(1, Number(args.reps ?? 5));
 const WARMUP = Math.max(0, Number(args.warmup ?? 3));
 const MAX_FILES = args.files !== undefined ? Number(args.files) : args.corpus || process.env.KILN_BENCH_CORPUS ? 2000 : 1000;

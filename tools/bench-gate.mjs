@@ -59,7 +59,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { cliArgs } from './lib/cli-args.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(here, '..');
@@ -105,56 +105,37 @@ const HELP = `usage: node tools/bench-gate.mjs [--before REV|DIR] [--after REV|D
   --keep               keep the temp dir: worktrees, builds and every run's output (paths printed)
 `;
 
-let args;
-try {
-  args = parseArgs({
-    options: {
-      before: { type: 'string', default: '3d0a47a' },
-      after: { type: 'string', default: 'HEAD' },
-      runs: { type: 'string', default: '3' },
-      bench: { type: 'string', default: BENCHES.join(',') },
-      'digest-files': { type: 'string', default: '150' },
-      'digest-reps': { type: 'string', default: '2' },
-      'digest-corpus': { type: 'string' },
-      'graph-packages': { type: 'string', default: 'server,client' },
-      'graph-reps': { type: 'string', default: '2' },
-      'graph-edit-reps': { type: 'string', default: '3' },
-      'graph-checker': { type: 'boolean', default: false },
-      'graph-repo': { type: 'string' },
-      'overhead-runs': { type: 'string', default: '1' },
-      'overhead-libs': { type: 'string', default: '50' },
-      'overhead-reps': { type: 'string', default: '5' },
-      'overhead-key-reps': { type: 'string', default: '2' },
-      'overhead-daemon': { type: 'boolean', default: false },
-      'digest-args': { type: 'string', default: '' },
-      'graph-args': { type: 'string', default: '' },
-      'overhead-args': { type: 'string', default: '' },
-      json: { type: 'string' },
-      logs: { type: 'string' },
-      replay: { type: 'string' },
-      keep: { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-    strict: true,
-  }).values;
-} catch (e) {
-  process.stderr.write(`${e.message}\n${HELP}`);
-  process.exit(2);
-}
-if (args.help) {
-  process.stdout.write(HELP);
-  process.exit(0);
-}
-const int = (name, min) => {
-  const v = Number(args[name]);
-  if (!Number.isInteger(v) || v < min) {
-    process.stderr.write(`--${name} must be an integer >= ${min}\n${HELP}`);
-    process.exit(2);
-  }
-  return String(v);
-};
-const RUNS = Number(int('runs', 1));
-const OVERHEAD_RUNS = Number(int('overhead-runs', 1));
+const { args, int } = cliArgs(
+  {
+    before: { type: 'string', default: '3d0a47a' },
+    after: { type: 'string', default: 'HEAD' },
+    runs: { type: 'string', default: '3' },
+    bench: { type: 'string', default: BENCHES.join(',') },
+    'digest-files': { type: 'string', default: '150' },
+    'digest-reps': { type: 'string', default: '2' },
+    'digest-corpus': { type: 'string' },
+    'graph-packages': { type: 'string', default: 'server,client' },
+    'graph-reps': { type: 'string', default: '2' },
+    'graph-edit-reps': { type: 'string', default: '3' },
+    'graph-checker': { type: 'boolean', default: false },
+    'graph-repo': { type: 'string' },
+    'overhead-runs': { type: 'string', default: '1' },
+    'overhead-libs': { type: 'string', default: '50' },
+    'overhead-reps': { type: 'string', default: '5' },
+    'overhead-key-reps': { type: 'string', default: '2' },
+    'overhead-daemon': { type: 'boolean', default: false },
+    'digest-args': { type: 'string', default: '' },
+    'graph-args': { type: 'string', default: '' },
+    'overhead-args': { type: 'string', default: '' },
+    json: { type: 'string' },
+    logs: { type: 'string' },
+    replay: { type: 'string' },
+    keep: { type: 'boolean', default: false },
+  },
+  HELP,
+);
+const RUNS = int('runs', 1);
+const OVERHEAD_RUNS = int('overhead-runs', 1);
 const selected = args.bench.split(',').map((s) => s.trim()).filter(Boolean);
 for (const b of selected) {
   if (!BENCHES.includes(b)) {
@@ -354,7 +335,7 @@ const BENCH = {
     script: 'tools/bench-digest.mjs',
     uses: ['tools/bench-digest.mjs'],
     args: () => [
-      '--files', int('digest-files', 1), '--reps', int('digest-reps', 1), '--warmup', '1',
+      '--files', String(int('digest-files', 1)), '--reps', String(int('digest-reps', 1)), '--warmup', '1',
       ...(args['digest-corpus'] ? ['--corpus', resolve(args['digest-corpus'])] : []),
       ...split(args['digest-args']),
     ],
@@ -367,8 +348,8 @@ const BENCH = {
     script: 'tools/bench-graph.mjs',
     uses: ['tools/bench-graph.mjs'],
     args: ({ json }) => [
-      '--repo', graphRepo, '--ref', graphRef, '--packages', args['graph-packages'], '--reps', int('graph-reps', 1),
-      '--edit-reps', int('graph-edit-reps', 1), '--worktrees', '2', ...(args['graph-checker'] ? [] : ['--no-checker']),
+      '--repo', graphRepo, '--ref', graphRef, '--packages', args['graph-packages'], '--reps', String(int('graph-reps', 1)),
+      '--edit-reps', String(int('graph-edit-reps', 1)), '--worktrees', '2', ...(args['graph-checker'] ? [] : ['--no-checker']),
       '--json', json, ...split(args['graph-args']),
     ],
     runs: RUNS,
@@ -380,7 +361,7 @@ const BENCH = {
     script: 'tools/bench-overhead.mjs',
     uses: ['tools/bench-overhead.mjs', 'tools/lib/bench-workspace.mjs', 'tools/testing', 'fixtures/workspace-basic'],
     args: () => [
-      '--libs', int('overhead-libs', 50), '--reps', int('overhead-reps', 5), '--key-reps', int('overhead-key-reps', 1),
+      '--libs', String(int('overhead-libs', 50)), '--reps', String(int('overhead-reps', 5)), '--key-reps', String(int('overhead-key-reps', 1)),
       ...(args['overhead-daemon'] ? [] : ['--no-daemon']), ...split(args['overhead-args']),
     ],
     runs: OVERHEAD_RUNS,

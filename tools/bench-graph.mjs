@@ -33,7 +33,7 @@ import { copyFile, cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from '
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
+import { cliArgs } from './lib/cli-args.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(here, '..');
@@ -59,41 +59,22 @@ const HELP = `usage: node tools/bench-graph.mjs [--repo GIT_DIR] [--ref REV] [--
   --keep           keep the temporary clone, worktrees and stores (their path is printed)
 `;
 
-let args;
-try {
-  args = parseArgs({
-    options: {
-      repo: { type: 'string' },
-      ref: { type: 'string', default: 'HEAD' },
-      packages: { type: 'string' },
-      reps: { type: 'string', default: '3' },
-      'edit-reps': { type: 'string', default: '10' },
-      worktrees: { type: 'string', default: '5' },
-      edit: { type: 'string', default: 'server:src/unstable-core-do-not-import/utils.ts' },
-      'no-checker': { type: 'boolean', default: false },
-      workers: { type: 'string' },
-      json: { type: 'string' },
-      keep: { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-    strict: true,
-  }).values;
-} catch (e) {
-  process.stderr.write(`${e.message}\n${HELP}`);
-  process.exit(2);
-}
-if (args.help) {
-  process.stdout.write(HELP);
-  process.exit(0);
-}
-const int = (name, min) => {
-  const v = Number(args[name]);
-  if (!Number.isInteger(v) || v < min) {
-    process.stderr.write(`--${name} must be an integer >= ${min}\n${HELP}`);
-    process.exit(2);
-  }
-  return v;
-};
+const { args, int } = cliArgs(
+  {
+    repo: { type: 'string' },
+    ref: { type: 'string', default: 'HEAD' },
+    packages: { type: 'string' },
+    reps: { type: 'string', default: '3' },
+    'edit-reps': { type: 'string', default: '10' },
+    worktrees: { type: 'string', default: '5' },
+    edit: { type: 'string', default: 'server:src/unstable-core-do-not-import/utils.ts' },
+    'no-checker': { type: 'boolean', default: false },
+    workers: { type: 'string' },
+    json: { type: 'string' },
+    keep: { type: 'boolean', default: false },
+  },
+  HELP,
+);
 const REPS = int('reps', 1);
 const EDIT_REPS = int('edit-reps', 1);
 const WORKTREES = int('worktrees', 2);

@@ -47,12 +47,12 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { lsTree as lsTreeOf, nxHashes } from './lib/nx-emulation.mjs';
 import { configInputs, ORACLE_TS_VERSION } from './lib/oracle-build.mjs';
 import { diskUsage } from './lib/install.mjs';
 import { blinded, calibrate, CALIBRATION_MIN, verdictOf } from './lib/oracle-verdict.mjs';
+import { cliArgs } from './lib/cli-args.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(here, '..');
@@ -106,47 +106,28 @@ The oracle needs tools/lib/token-judge.mjs (judgeOutputs). Exit status: 1 when t
 hit, a judge disagreement or a blind judge; 2 for bad usage.
 `;
 
-let args;
-try {
-  args = parseArgs({
-    options: {
-      repo: { type: 'string' },
-      branch: { type: 'string' },
-      commits: { type: 'string', default: '300' },
-      cache: { type: 'string', default: '/tmp/kiln-bench-history' },
-      workers: { type: 'string', default: '1' },
-      sample: { type: 'string', default: '30' },
-      'oracle-all': { type: 'boolean', default: false },
-      'no-oracle': { type: 'boolean', default: false },
-      seed: { type: 'string', default: '1' },
-      jobs: { type: 'string', default: '1' },
-      calibrate: { type: 'string', default: '30' },
-      install: { type: 'string', default: 'lockfile' },
-      'blind-judge': { type: 'string' },
-      'keep-installs': { type: 'boolean', default: false },
-      'build-budget': { type: 'string' },
-      json: { type: 'string' },
-      'kiln-dist': { type: 'string' },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-    strict: true,
-  }).values;
-} catch (e) {
-  process.stderr.write(`${e.message}\n${HELP}`);
-  process.exit(2);
-}
-if (args.help) {
-  process.stdout.write(HELP);
-  process.exit(0);
-}
-const int = (name, min) => {
-  const v = Number(args[name]);
-  if (!Number.isInteger(v) || v < min) {
-    process.stderr.write(`--${name} must be an integer >= ${min}\n`);
-    process.exit(2);
-  }
-  return v;
-};
+const { args, int } = cliArgs(
+  {
+    repo: { type: 'string' },
+    branch: { type: 'string' },
+    commits: { type: 'string', default: '300' },
+    cache: { type: 'string', default: '/tmp/kiln-bench-history' },
+    workers: { type: 'string', default: '1' },
+    sample: { type: 'string', default: '30' },
+    'oracle-all': { type: 'boolean', default: false },
+    'no-oracle': { type: 'boolean', default: false },
+    seed: { type: 'string', default: '1' },
+    jobs: { type: 'string', default: '1' },
+    calibrate: { type: 'string', default: '30' },
+    install: { type: 'string', default: 'lockfile' },
+    'blind-judge': { type: 'string' },
+    'keep-installs': { type: 'boolean', default: false },
+    'build-budget': { type: 'string' },
+    json: { type: 'string' },
+    'kiln-dist': { type: 'string' },
+  },
+  HELP,
+);
 const N = int('commits', 1);
 const WORKERS = int('workers', 1);
 const SAMPLE = int('sample', 1);

@@ -29,9 +29,9 @@ import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import { join, relative } from 'node:path';
-import { parseArgs } from 'node:util';
 import { createWorkspace, disposeAll, exec, cleanEnv, KILN_ROOT, FIXTURES_DIR } from './testing/workspace.mjs';
 import { writeBenchWorkspace } from './lib/bench-workspace.mjs';
+import { cliArgs } from './lib/cli-args.mjs';
 
 const HELP = `usage: node tools/bench-overhead.mjs [--libs N] [--reps N] [--no-daemon] [--keep]
 
@@ -42,27 +42,16 @@ const HELP = `usage: node tools/bench-overhead.mjs [--libs N] [--reps N] [--no-d
   --keep        keep the temp workspaces (paths printed)
 `;
 
-let args;
-try {
-  args = parseArgs({
-    options: {
-      libs: { type: 'string', default: '60' },
-      reps: { type: 'string', default: '7' },
-      'key-reps': { type: 'string', default: '3' },
-      'no-daemon': { type: 'boolean', default: false },
-      keep: { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-    strict: true,
-  }).values;
-} catch (e) {
-  process.stderr.write(`${e.message}\n${HELP}`);
-  process.exit(2);
-}
-if (args.help) {
-  process.stdout.write(HELP);
-  process.exit(0);
-}
+const { args } = cliArgs(
+  {
+    libs: { type: 'string', default: '60' },
+    reps: { type: 'string', default: '7' },
+    'key-reps': { type: 'string', default: '3' },
+    'no-daemon': { type: 'boolean', default: false },
+    keep: { type: 'boolean', default: false },
+  },
+  HELP,
+);
 const LIBS = Number(args.libs);
 const REPS = Number(args.reps);
 const KEY_REPS = Number(args['key-reps']);
