@@ -9,7 +9,8 @@
  *   - a root config (nx.json): every test, with that reason; no build key (kiln's keys do not read it);
  *   - documentation at the root: nothing;
  *   - a lockfile entry: only the project whose manifest names the package;
- *   - the working tree as head (the default): uncommitted edits count, the base is the merge-base.
+ *   - the working tree as head (the default): uncommitted edits count, the base is the merge-base;
+ *   - a build that was another tool's at the base: compared by what changed, not by key.
  * The expected sets are written by hand from the edit, not computed by kiln's code.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -216,5 +217,17 @@ describe('kiln affected: per target, what a change can reach', () => {
     const { r, by } = await affected(commits.runner!, commits['runner-bump']!, ['test']);
     expect(by('test')).toEqual(['@x/core', '@x/solo', '@x/web']);
     expect(r.affected[0]!.reasons[0]![1]).toBe('lockfile: vitest: 4.0.1 → 4.0.2');
+  }, 120_000);
+
+  it("a build that was the package's own script at the base is not compared by key, whatever the working tree says", async () => {
+    await commit('script', { 'packages/core/package.json': manifest('@x/core', { scripts: { build: 'tsc -p tsconfig.json' } }) });
+    // The head drops the script (kiln builds it from now on) and edits a comment: the key says nothing
+    // of what the script built. The working tree stays at the head, where the build is kiln's.
+    await commit('unscript', { 'packages/core/package.json': manifest('@x/core'), 'packages/core/src/internal.ts': INTERNAL('Math.max(1, n)', '// clamps below at one\n') });
+    const { r, by } = await affected(commits.script!, commits.unscript!, ['build']);
+    expect(by('build')).toEqual(['@x/core']);
+    const core = r.affected.find((a) => a.project === '@x/core')!;
+    expect(core.rule).toBe('full');
+    expect(core.reasons[0]![1]).toBe('packages/core/package.json: changed');
   }, 120_000);
 });

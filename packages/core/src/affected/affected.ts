@@ -42,7 +42,7 @@ import type { WorkspaceProject } from '../workspace/discover.js';
 import { externalKeyPart, typesPackageOf } from '../workspace/lockfile.js';
 import { readTargetDefinitions, KILN_BUILD_EXECUTOR } from '../workspace/target-definitions.js';
 import { AFFECTED_FORMAT } from '../version.js';
-import { GitTree } from '../workspace/tree.js';
+import { GitTree, type FileTree } from '../workspace/tree.js';
 import { resolveStates, type AffectedStates } from './changes.js';
 import { AllSources, chainsTo, dependencyGraph } from './closure.js';
 
@@ -284,7 +284,8 @@ async function compute(
     for (const p of projects) {
       let rule: TargetRule = EXECUTING.test(target) ? 'full' : 'files';
       let reasons: string[][] = [];
-      if (target === keyedTarget && keysBase && keysHead && isKilnBuild(workspaceRoot, p.root, target)) {
+      // kiln's build at both states: a target that was (or is) another tool's build is not compared by key.
+      if (target === keyedTarget && keysBase && keysHead && isKilnBuild(head.tree, workspaceRoot, p.root, target) && (!baseByRoot.has(p.root) || isKilnBuild(base.tree, workspaceRoot, p.root, target))) {
         const kb = keysBase.get(p.root);
         const kh = keysHead.get(p.root);
         const opaque = Object.values(kh?.components?.dependencies ?? {}).some((d) => d.mode === 'full' && d.reason?.startsWith('not built by kiln'));
@@ -333,9 +334,9 @@ function pluginEntry(text: string | undefined): unknown {
   }
 }
 
-/** Whether the project's `target` is kiln's build: no definition of its own, or one naming kiln's executor. */
-function isKilnBuild(workspaceRoot: string, root: string, target: string): boolean {
-  const def = readTargetDefinitions(workspaceRoot, root, [target]).targets.get(target);
+/** Whether the project's `target` is kiln's build in that state: no definition of its own, or one naming kiln's executor. */
+function isKilnBuild(tree: FileTree, workspaceRoot: string, root: string, target: string): boolean {
+  const def = readTargetDefinitions(workspaceRoot, root, [target], tree).targets.get(target);
   return !def || def.executor === KILN_BUILD_EXECUTOR;
 }
 

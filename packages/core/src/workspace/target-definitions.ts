@@ -7,12 +7,12 @@
  * What cannot be seen here: targets another Nx plugin infers (e.g. `@nx/vite` from a vite.config). The
  * plugin checks in createDependencies, against Nx's merged configuration, that the key landed.
  *
- * Invariants: reads only the project's own two manifests; paths in results are workspace-relative
+ * Invariants: reads only the project's own two manifests (through a FileTree: any state); paths in results are workspace-relative
  * POSIX; an unreadable or malformed file yields a note, never a throw. No Nx import.
  */
-import { existsSync, readFileSync } from 'node:fs';
 import { join, posix } from 'node:path';
 import type { ToolTargetSpec } from '../key/tool-key.js';
+import { worktree, type FileTree } from './tree.js';
 
 /** kiln's own executor: such a target is keyed by the build key, not a tool key. */
 export const KILN_BUILD_EXECUTOR = '@kiln/nx:build';
@@ -49,10 +49,14 @@ export interface TargetDefinitions {
 
 type Json = Record<string, unknown>;
 
-function readJson(path: string, notes: string[], label: string): Json | undefined {
-  if (!existsSync(path)) return undefined;
+function readJson(path: string, notes: string[], label: string, tree: FileTree = worktree): Json | undefined {
+  const text = tree.readText(path);
+  if (text === undefined) {
+    if (tree.kindOf(path) !== undefined) notes.push(`${label} could not be read`);
+    return undefined;
+  }
   try {
-    const v = JSON.parse(readFileSync(path, 'utf8')) as unknown;
+    const v = JSON.parse(text) as unknown;
     return v && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : undefined;
   } catch (e) {
     notes.push(`${label} could not be read (${(e as Error).message.split('\n')[0]})`);
@@ -76,14 +80,14 @@ function commandsOf(options: Json): string[] {
 }
 
 /** String option values that name files of the workspace (tsConfig, main, a config), workspace-relative. */
-function optionPaths(workspaceRoot: string, root: string, value: unknown, out: Set<string>): void {
+function optionPaths(workspaceRoot: string, root: string, value: unknown, out: Set<string>, tree: FileTree): void {
   if (typeof value === 'string') {
     if (!/[/.]/.test(value) || value.length > 300 || /\s/.test(value)) return;
     const p = value.replace(/\{projectRoot\}/g, root).replace(/^\{workspaceRoot\}\/?/, '').replace(/^\.\//, '');
     if (p.startsWith('/') || p.startsWith('../') || p.includes('{')) return;
-    for (const candidate of [p, posix.join(root, p)]) if (existsSync(join(workspaceRoot, candidate))) out.add(posix.normalize(candidate));
-  } else if (Array.isArray(value)) value.forEach((v) => optionPaths(workspaceRoot, root, v, out));
-  else if (isObject(value)) Object.values(value).forEach((v) => optionPaths(workspaceRoot, root, v, out));
+    for (const candidate of [p, posix.join(root, p)]) if (tree.kindOf(join(workspaceRoot, candidate)) !== undefined) out.add(posix.normalize(candidate));
+  } else if (Array.isArray(value)) value.forEach((v) => optionPaths(workspaceRoot, root, v, out, tree));
+  else if (isObject(value)) Object.values(value).forEach((v) => optionPaths(workspaceRoot, root, v, out, tree));
 }
 
 /**
@@ -129,13 +133,14 @@ function envOf(inputs: unknown): string[] {
 
 /**
  * The definitions of `names` in the project at `root` (workspace-relative), as Nx would resolve the
- * executor: project.json over package.json's `nx.targets`, over the package.json script.
+ * executor: project.json over package.json's `nx.targets`, over the package.json script. `tree`: the
+ * state read (default the working tree; `kiln affected` reads its base and head trees).
  */
-export function readTargetDefinitions(workspaceRoot: string, root: string, names: readonly string[]): TargetDefinitions {
+export function readTargetDefinitions(workspaceRoot: string, root: string, names: readonly string[], tree: FileTree = worktree): TargetDefinitions {
   const notes: string[] = [];
   const dir = join(workspaceRoot, root);
-  const projectJson = readJson(join(dir, 'project.json'), notes, `${posix.join(root, 'project.json')}`);
-  const manifest = readJson(join(dir, 'package.json'), notes, `${posix.join(root, 'package.json')}`) ?? {};
+  const projectJson = readJson(join(dir, 'project.json'), notes, `${posix.join(root, 'project.json')}`, tree);
+  const manifest = readJson(join(dir, 'package.json'), notes, `${posix.join(root, 'package.json')}`, tree) ?? {};
   const nxField = isObject(manifest.nx) ? manifest.nx : {};
   const scripts = isObject(manifest.scripts) ? manifest.scripts : {};
   const included = Array.isArray(nxField.includedScripts) ? new Set(nxField.includedScripts.filter((s): s is string => typeof s === 'string')) : undefined;
@@ -179,8 +184,8 @@ export function readTargetDefinitions(workspaceRoot: string, root: string, names
       if (others.length) def.tsconfigConfigurations = others.map(([k]) => k).sort();
     } else {
       const paths = new Set<string>();
-      optionPaths(workspaceRoot, root, options, paths);
-      optionPaths(workspaceRoot, root, configurations, paths);
+      optionPaths(workspaceRoot, root, options, paths, tree);
+      optionPaths(workspaceRoot, root, configurations, paths, tree);
       const rest = Object.fromEntries(Object.entries(options).filter(([k]) => k !== 'command' && k !== 'commands' && k !== 'script'));
       const extra = `${Object.keys(rest).length ? `\noptions: ${stable(rest)}` : ''}${Object.keys(configurations).length ? `\nconfigurations: ${stable(configurations)}` : ''}`;
       const spec: ToolTargetSpec = { name, command: '', outputs: outputsOf(root, merged.outputs, options), env: envOf(merged.inputs) };
