@@ -115,7 +115,9 @@ export async function computeAffected(workspaceRoot: string, options: AffectedOp
     ...(options.tsconfigs ? { tsconfigs: options.tsconfigs } : {}),
   };
   const head = await WorkspaceView.open(workspaceRoot, { ...viewOptions, ...(states.headTree ? { tree: GitTree.ofTree(states.top, states.headTree) } : {}) });
-  const base = await WorkspaceView.open(workspaceRoot, { ...viewOptions, tree: GitTree.ofTree(states.top, states.baseTree) });
+  // The base under a git view of its own in the store: head and base differ exactly where the
+  // change is, and sharing one manifest would have each overwrite the other's entries every run.
+  const base = await WorkspaceView.open(workspaceRoot, { ...viewOptions, tree: GitTree.ofTree(states.top, states.baseTree), gitView: 'git:base' });
   const diagnostics: Diagnostic[] = [...base.diagnostics, ...head.diagnostics].filter((d) => GIT_CODES.has(d.code));
   try {
     return await compute(workspaceRoot, options, states, base, head, diagnostics, progress, t0);

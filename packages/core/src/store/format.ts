@@ -65,9 +65,11 @@ export function packKey(packSha256: string): string {
  * A view's identifier: a hash of its package root's absolute path. Local to this machine by nature
  * (it only names the view's manifest in the local store) and never stored in any entry's content.
  * A package read from git objects (workspace/tree.ts) is another view of the same root (`state`
- * 'git'): its manifest follows the states read from git, the working tree's its own.
+ * 'git'): its manifest follows the states read from git, the working tree's its own. A caller that
+ * reads two git states side by side names the second (`git:base`, kiln affected's base): one
+ * manifest per sequence of states, so the two do not overwrite each other's entries run after run.
  */
-export function viewIdOf(absolutePackageRoot: string, state?: 'git'): string {
+export function viewIdOf(absolutePackageRoot: string, state?: GitViewState): string {
   return sha256Hex(`kiln-view\u0000${absolutePackageRoot}${state ? `\u0000${state}` : ''}`).slice(0, 32);
 }
 
@@ -78,6 +80,9 @@ export function manifestKey(viewId: string, digestSchema: number): string {
 export function registryKey(digestSchema: number): string {
   return `${NS}/views/x${EXTRACTOR_VERSION}/d${digestSchema}`;
 }
+
+/** Which git view of a package root: `git`, or a named second sequence of git states (`git:base`). */
+export type GitViewState = 'git' | `git:${string}`;
 
 /** Key of a view's memoised report (view/report-memo.ts says what the entry holds). */
 export function viewReportKey(viewId: string, digestSchema: number): string {
