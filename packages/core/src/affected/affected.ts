@@ -44,7 +44,9 @@ import { readTargetDefinitions, KILN_BUILD_EXECUTOR } from '../workspace/target-
 import { AFFECTED_FORMAT } from '../version.js';
 import { GitTree } from '../workspace/tree.js';
 import { resolveStates, type AffectedStates } from './changes.js';
-import { AllSources, chainsTo, dependencyGraph } from './closure.js';
+import { AllSources, chainsTo, dependencyGraph, type DependencyGraph } from './closure.js';
+import { closureMemoInput, readClosureMemo, writeClosureMemo } from './closure-memo.js';
+import { defaultStoreDir } from '../store/format.js';
 
 export type TargetRule = 'key' | 'full' | 'files';
 
@@ -114,7 +116,9 @@ export async function computeAffected(workspaceRoot: string, options: AffectedOp
     ...(options.workers !== undefined ? { workers: options.workers } : {}),
     ...(options.tsconfigs ? { tsconfigs: options.tsconfigs } : {}),
   };
-  const head = await WorkspaceView.open(workspaceRoot, { ...viewOptions, ...(states.headTree ? { tree: GitTree.ofTree(states.top, states.headTree) } : {}) });
+  // A head revision's tree records what it answers from disk from the start: its dependency graph is
+  // kept per tree id with those answers (closure-memo.ts).
+  const head = await WorkspaceView.open(workspaceRoot, { ...viewOptions, ...(states.headTree ? { tree: GitTree.ofTree(states.top, states.headTree, { recordDisk: true }) } : {}) });
   // The base under a git view of its own in the store: head and base differ exactly where the
   // change is, and sharing one manifest would have each overwrite the other's entries every run.
   const base = await WorkspaceView.open(workspaceRoot, { ...viewOptions, tree: GitTree.ofTree(states.top, states.baseTree), gitView: 'git:base' });
@@ -250,9 +254,10 @@ async function compute(
   }
 
   // ------------------------------------------------------------ who depends on whom, at the head
-  progress(`reading ${projects.length} projects at the head`);
-  await head.load(projects);
-  const deps = await dependencyGraph(head, projects, sources);
+  // Only a project with a change (in meaning or in files) ends a reason chain: with none, no chain
+  // exists whatever the graph, and it is not read.
+  const anyChange = [...changes.values()].some((c) => c.meaning.length > 0 || c.files.length > 0);
+  const deps: DependencyGraph = anyChange ? await headGraph(workspaceRoot, options, head, projects, sources, progress) : new Map();
 
   // ------------------------------------------------------------ keys, where a target is kiln's build
   const keyedTarget = options.keyedTarget === undefined ? 'build' : options.keyedTarget;
@@ -323,6 +328,44 @@ async function compute(
     diagnostics,
     stats: { ms: Math.round(performance.now() - t0) },
   };
+}
+
+/** Diagnostics that say a reading was incomplete for reasons other than the files (a memo must not keep it). */
+const INCOMPLETE = new Set<string>(['KILN_READ_FAILED', 'KILN_WORKER_FAILED', 'KILN_STORE_CORRUPT']);
+
+/**
+ * What each project depends on at the head (closure.ts): for a head revision, from the store's memo of
+ * its tree when disk still answers as it did (closure-memo.ts); otherwise computed — every project
+ * loaded — and kept when the reading was complete.
+ */
+async function headGraph(
+  workspaceRoot: string,
+  options: AffectedOptions,
+  head: WorkspaceView,
+  projects: WorkspaceProject[],
+  sources: AllSources,
+  progress: (m: string) => void,
+): Promise<DependencyGraph> {
+  const tree = head.tree instanceof GitTree && head.tree.diskRecording ? head.tree : undefined;
+  const storeDir = options.store === false ? null : options.store ?? defaultStoreDir();
+  const input = tree && storeDir !== null ? closureMemoInput(workspaceRoot, tree, options.tsconfigs) : undefined;
+  if (input !== undefined) {
+    const kept = await readClosureMemo(storeDir!, input);
+    if (kept) {
+      progress(`dependencies of ${projects.length} projects at the head: from the store (tree ${tree!.treeId.slice(0, 12)})`);
+      return kept;
+    }
+  }
+  progress(`reading ${projects.length} projects at the head`);
+  await head.load(projects);
+  const deps = await dependencyGraph(head, projects, sources);
+  if (input !== undefined) {
+    const reports = await Promise.all(projects.map((p) => sources.of(head, p)));
+    const diagnostics = [...projects.flatMap((p) => [...(head.packageAt(p.root)?.diagnostics ?? []), ...(head.packageAt(p.root)?.report?.diagnostics ?? [])]), ...reports.flatMap((r) => r?.diagnostics ?? [])];
+    const complete = tree!.blobsMissing === 0 && !diagnostics.some((d) => INCOMPLETE.has(d.code));
+    await writeClosureMemo(storeDir!, input, deps, tree!.diskRecording!, complete);
+  }
+  return deps;
 }
 
 /** The @kiln/nx entry of an nx.json's plugins, if any. */

@@ -18,12 +18,16 @@
  *   `preload` before a package's sources are digested; a synchronous read of anything else (a file
  *   reach follows) reads its whole directory's blobs in one batch (a process costs 20–120 ms here, and
  *   a file's neighbours are the likeliest next reads);
+ * - what a git tree answers from disk (installed dependencies, paths outside the repository) can be
+ *   recorded (`ofTree`'s `recordDisk`): every such question with the answer it got, so a result computed from a
+ *   tree id can be kept and trusted again only while disk still answers the same (`diskAnswer`);
  * - nothing happens at import time; git runs only when a GitTree is opened or read.
  */
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { diagnostic, KilnError, type Diagnostic } from '../diagnostics/diagnostic.js';
+import { sha256Hex } from '../digest/hash.js';
 
 export type EntryKind = 'file' | 'dir';
 
@@ -125,6 +129,41 @@ export const worktree: FileTree = {
   preload: () => Promise.resolve(),
 };
 
+// ------------------------------------------------------------------------------- disk questions
+
+/** A question a git tree answered from disk: what was asked (`read`, `kind`, `list`, `real`, `link`) of which absolute path. */
+export type DiskOp = 'read' | 'kind' | 'list' | 'real' | 'link';
+
+/** An answer of the working tree, as one comparable string (a file's bytes by their sha256). */
+function encodeAnswer(op: DiskOp, value: Buffer | EntryKind | TreeEntry[] | string | boolean | undefined): string {
+  if (value === undefined) return '-';
+  if (op === 'read') return `sha256:${sha256Hex(value as Buffer)}`;
+  if (op === 'list') return JSON.stringify(value);
+  return String(value);
+}
+
+/** What the working tree answers now to a recorded disk question (compare with the recorded answer). */
+export function diskAnswer(op: DiskOp, abs: string): string {
+  switch (op) {
+    case 'read':
+      return encodeAnswer(op, worktree.readFile(abs));
+    case 'kind':
+      return encodeAnswer(op, worktree.kindOf(abs));
+    case 'list':
+      return encodeAnswer(op, worktree.list(abs));
+    case 'real':
+      return encodeAnswer(op, worktree.realpath(abs));
+    case 'link':
+      return encodeAnswer(op, worktree.isSymlink(abs));
+  }
+}
+
+/** Disk questions a git tree answered while recording: `op\0abs` → answer; `unstable` when one got two answers. */
+export interface DiskRecording {
+  answers: Map<string, string>;
+  unstable: boolean;
+}
+
 // ---------------------------------------------------------------------------------------- git tree
 
 /** Files read at open: manifests, configs (tsconfig and other JSON), workspace and lockfiles. */
@@ -164,13 +203,19 @@ export class GitTree implements FileTree {
   private readonly blobs = new Map<string, Buffer>();
   /** Blobs read so far (batched and single), for tests and stats. */
   blobsRead = 0;
+  /** Blobs git reported missing (a partial clone, a damaged repository): answers may be incomplete. */
+  blobsMissing = 0;
+  /** Set when the tree was opened recording (`ofTree(…, { recordDisk: true })`): its disk questions since. */
+  readonly diskRecording: DiskRecording | undefined;
 
   private constructor(
     /** The repository's top directory (absolute). */
     readonly top: string,
     readonly treeId: string,
+    recordDisk: boolean,
   ) {
     this.label = `git:${treeId}`;
+    if (recordDisk) this.diskRecording = { answers: new Map(), unstable: false };
   }
 
   static open(workspaceRoot: string, rev: string): GitTree {
@@ -196,9 +241,13 @@ export class GitTree implements FileTree {
     return GitTree.ofTree(top, treeId);
   }
 
-  /** A tree object already resolved (its id) in the repository whose top directory is `top`. */
-  static ofTree(top: string, treeId: string): GitTree {
-    const tree = new GitTree(top, treeId);
+  /**
+   * A tree object already resolved (its id) in the repository whose top directory is `top`. With
+   * `recordDisk`, every question it answers from disk is recorded from the start (`diskRecording`):
+   * what it answers from git objects is fixed by its id, the rest is in the recording.
+   */
+  static ofTree(top: string, treeId: string, options: { recordDisk?: boolean } = {}): GitTree {
+    const tree = new GitTree(top, treeId, options.recordDisk === true);
     tree.readListing(git(top, ['ls-tree', '-r', '-t', '-z', '--full-tree', treeId]));
     // What the compiler's hosts and discovery will ask for one at a time: manifests, configs, lockfiles.
     tree.readBatch([...tree.files].filter(([path, e]) => e.mode !== '160000' && e.mode !== '120000' && CONFIG_FILE.test(path)).map(([, e]) => e.oid));
@@ -229,6 +278,19 @@ export class GitTree implements FileTree {
       else if (type === 'commit') this.files.set(path, { mode: '160000', oid }); // a submodule: neither file nor directory
     }
     for (const [dir, names] of children) this.dirs.set(dir, [...names].sort());
+  }
+
+  /** A disk answer, noted when recording; returned unchanged. */
+  private disk<T extends Buffer | EntryKind | TreeEntry[] | string | boolean | undefined>(op: DiskOp, abs: string, value: T): T {
+    const r = this.diskRecording;
+    if (r) {
+      const key = `${op}\u0000${abs}`;
+      const answer = encodeAnswer(op, value);
+      const had = r.answers.get(key);
+      if (had === undefined) r.answers.set(key, answer);
+      else if (had !== answer) r.unstable = true;
+    }
+    return value;
   }
 
   /** The repository-relative POSIX path of `abs`, or undefined when disk answers for it. */
@@ -293,7 +355,7 @@ export class GitTree implements FileTree {
   readFile(abs: string): Buffer | undefined {
     const at = this.lookup(abs);
     if (!at) return undefined;
-    if ('disk' in at) return worktree.readFile(at.disk);
+    if ('disk' in at) return this.disk('read', at.disk, worktree.readFile(at.disk));
     if (!at.entry || at.entry.mode === '160000') return undefined;
     try {
       return this.blob(at.entry.oid, at.rel);
@@ -309,14 +371,14 @@ export class GitTree implements FileTree {
   kindOf(abs: string): EntryKind | undefined {
     const at = this.lookup(abs);
     if (!at) return undefined;
-    if ('disk' in at) return worktree.kindOf(at.disk);
+    if ('disk' in at) return this.disk('kind', at.disk, worktree.kindOf(at.disk));
     return at.dir ? 'dir' : at.entry && at.entry.mode !== '160000' ? 'file' : undefined;
   }
 
   list(abs: string): TreeEntry[] | undefined {
     const at = this.lookup(abs);
     if (!at) return undefined;
-    if ('disk' in at) return worktree.list(at.disk);
+    if ('disk' in at) return this.disk('list', at.disk, worktree.list(at.disk));
     if (!at.dir) return undefined;
     const rel = this.relOf(this.realpath(abs))!;
     const names = this.dirs.get(rel) ?? [];
@@ -329,14 +391,14 @@ export class GitTree implements FileTree {
 
   realpath(abs: string): string {
     const rel = this.relOf(abs);
-    if (rel === undefined) return worktree.realpath(abs);
+    if (rel === undefined) return this.disk('real', abs, worktree.realpath(abs));
     const r = this.resolveRel(rel);
     return r ? join(this.top, r.rel) : resolve(abs);
   }
 
   isSymlink(abs: string): boolean {
     const rel = this.relOf(abs);
-    if (rel === undefined) return worktree.isSymlink(abs);
+    if (rel === undefined) return this.disk('link', abs, worktree.isSymlink(abs));
     return this.files.get(rel)?.mode === '120000';
   }
 
@@ -363,6 +425,7 @@ export class GitTree implements FileTree {
       const nl = out.indexOf(10, at);
       const header = out.subarray(at, nl).toString('latin1').split(' ');
       if (header[1] === 'missing') {
+        this.blobsMissing++;
         at = nl + 1;
         continue;
       }
