@@ -200,7 +200,8 @@ export class GitTree implements FileTree {
   private readonly files = new Map<string, GitEntry>();
   /** Repository-relative POSIX directory ('' for the top) → its entries' names, sorted. */
   private readonly dirs = new Map<string, string[]>();
-  private readonly blobs = new Map<string, Buffer>();
+  /** Blob id → bytes read so far; shared with the trees opened `sharingBlobsWith` this one (an id names one content). */
+  private readonly blobs: Map<string, Buffer>;
   /** Blobs read so far (batched and single), for tests and stats. */
   blobsRead = 0;
   /** Blobs git reported missing (a partial clone, a damaged repository): answers may be incomplete. */
@@ -213,8 +214,10 @@ export class GitTree implements FileTree {
     readonly top: string,
     readonly treeId: string,
     recordDisk: boolean,
+    blobs: Map<string, Buffer> | undefined,
   ) {
     this.label = `git:${treeId}`;
+    this.blobs = blobs ?? new Map();
     if (recordDisk) this.diskRecording = { answers: new Map(), unstable: false };
   }
 
@@ -244,10 +247,14 @@ export class GitTree implements FileTree {
   /**
    * A tree object already resolved (its id) in the repository whose top directory is `top`. With
    * `recordDisk`, every question it answers from disk is recorded from the start (`diskRecording`):
-   * what it answers from git objects is fixed by its id, the rest is in the recording.
+   * what it answers from git objects is fixed by its id, the rest is in the recording. With
+   * `sharingBlobsWith` (another tree of the same repository), the two keep one map of blobs read: a
+   * blob id names its content, so what one read the other does not read again (two states of one
+   * workspace share most of their manifests and configs).
    */
-  static ofTree(top: string, treeId: string, options: { recordDisk?: boolean } = {}): GitTree {
-    const tree = new GitTree(top, treeId, options.recordDisk === true);
+  static ofTree(top: string, treeId: string, options: { recordDisk?: boolean; sharingBlobsWith?: GitTree } = {}): GitTree {
+    const shared = options.sharingBlobsWith && resolve(options.sharingBlobsWith.top) === resolve(top) ? options.sharingBlobsWith.blobs : undefined;
+    const tree = new GitTree(top, treeId, options.recordDisk === true, shared);
     tree.readListing(git(top, ['ls-tree', '-r', '-t', '-z', '--full-tree', treeId]));
     // What the compiler's hosts and discovery will ask for one at a time: manifests, configs, lockfiles.
     tree.readBatch([...tree.files].filter(([path, e]) => e.mode !== '160000' && e.mode !== '120000' && CONFIG_FILE.test(path)).map(([, e]) => e.oid));
