@@ -233,4 +233,16 @@ describe('kiln affected: per target, what a change can reach', () => {
     expect(by('test')).toEqual(['@x/core', '@x/solo', '@x/web']);
     expect(r.affected[0]!.reasons[0]![1]).toBe('lockfile: vitest: 4.0.1 → 4.0.2');
   }, 120_000);
+
+  it('the changed paths of every pair of commits above are what git diff lists (removals, moves, a name not UTF-8 included)', () => {
+    const all = Object.values(commits);
+    for (const [i, head] of all.entries()) {
+      for (const base of [all[i - 1], all[0]]) {
+        if (!base) continue;
+        const mb = git(root, 'merge-base', base, head).trim();
+        const diff = git(root, '-c', 'core.quotepath=off', 'diff', '--name-only', '-z', '--no-renames', mb, head).split('\0').filter(Boolean);
+        expect(resolveStates(root, { base, head }).changed).toEqual([...new Set(diff.map((p) => Buffer.from(p, 'utf8').toString('utf8')))].sort());
+      }
+    }
+  });
 });

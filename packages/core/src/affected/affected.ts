@@ -116,14 +116,12 @@ export async function computeAffected(workspaceRoot: string, options: AffectedOp
     ...(options.workers !== undefined ? { workers: options.workers } : {}),
     ...(options.tsconfigs ? { tsconfigs: options.tsconfigs } : {}),
   };
-  // A head revision's tree records what it answers from disk from the start: its dependency graph is
-  // kept per tree id with those answers (closure-memo.ts).
-  const headTree = states.headTree ? GitTree.ofTree(states.top, states.headTree, { recordDisk: true }) : undefined;
-  const head = await WorkspaceView.open(workspaceRoot, { ...viewOptions, ...(headTree ? { tree: headTree } : {}) });
+  // A head revision's tree (changes.ts) records what it answers from disk from the start: its
+  // dependency graph is kept per tree id with those answers (closure-memo.ts).
+  const head = await WorkspaceView.open(workspaceRoot, { ...viewOptions, ...(states.trees ? { tree: states.trees.head } : {}) });
   // The base under a git view of its own in the store: head and base differ exactly where the
   // change is, and sharing one manifest would have each overwrite the other's entries every run.
-  // Its blobs are the head's where the two agree (a blob id names its content): read once.
-  const base = await WorkspaceView.open(workspaceRoot, { ...viewOptions, tree: GitTree.ofTree(states.top, states.baseTree, headTree ? { sharingBlobsWith: headTree } : {}), gitView: 'git:base' });
+  const base = await WorkspaceView.open(workspaceRoot, { ...viewOptions, tree: states.trees?.base ?? GitTree.ofTree(states.top, states.baseTree), gitView: 'git:base' });
   const diagnostics: Diagnostic[] = [...base.diagnostics, ...head.diagnostics].filter((d) => GIT_CODES.has(d.code));
   try {
     return await compute(workspaceRoot, options, states, base, head, diagnostics, progress, t0);

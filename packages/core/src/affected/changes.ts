@@ -12,6 +12,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
 import { diagnostic, KilnError } from '../diagnostics/diagnostic.js';
+import { GitTree } from '../workspace/tree.js';
 
 export interface AffectedStates {
   /** The repository's top directory. */
@@ -26,6 +27,12 @@ export interface AffectedStates {
   headTree?: string;
   /** Paths that differ between base and head, workspace-relative POSIX, sorted. */
   changed: string[];
+  /**
+   * The two states' git trees, when the head is a revision (opened here: their listings also say
+   * what changed). The head's records what it answers from disk (closure-memo.ts); the base's shares
+   * its blobs (a blob id names its content: what both states hold is read once).
+   */
+  trees?: { base: GitTree; head: GitTree };
 }
 
 const MAX_BUFFER = 1 << 30;
@@ -89,7 +96,7 @@ function quickStates(workspaceRoot: string, baseRef: string, head: string | unde
 export function resolveStates(workspaceRoot: string, opts: { base?: string; head?: string }): AffectedStates {
   const baseRef = opts.base ?? defaultBaseOf(workspaceRoot);
   const quick = quickStates(workspaceRoot, baseRef, opts.head);
-  if (quick) return { ...quick, baseFrom: baseRef, changed: changedPaths(workspaceRoot, quick.top, quick.base, quick.head) };
+  if (quick) return withChanges(workspaceRoot, { ...quick, baseFrom: baseRef });
   let top: string;
   let shallow: boolean;
   try {
@@ -115,7 +122,16 @@ export function resolveStates(workspaceRoot: string, opts: { base?: string; head
   }
   const baseFrom = base === baseCommit ? baseRef : `merge-base of ${baseRef} and ${opts.head ?? 'HEAD'}`;
   const [baseTree, headTree] = git(top, ['rev-parse', `${base}^{tree}`, ...(head ? [`${head}^{tree}`] : [])]).trim().split('\n');
-  return { top, base, baseFrom, ...(head ? { head, headTree: headTree! } : {}), baseTree: baseTree!, changed: changedPaths(workspaceRoot, top, base, head) };
+  return withChanges(workspaceRoot, { top, base, baseFrom, ...(head ? { head, headTree: headTree! } : {}), baseTree: baseTree! });
+}
+
+/** The states with what changed between them (and, for a head revision, both git trees). */
+function withChanges(workspaceRoot: string, s: Omit<AffectedStates, 'changed' | 'trees'>): AffectedStates {
+  if (s.head === undefined || s.headTree === undefined) return { ...s, changed: changedPaths(workspaceRoot, s.top, s.base, undefined) };
+  const head = GitTree.ofTree(s.top, s.headTree, { recordDisk: true });
+  const base = GitTree.ofTree(s.top, s.baseTree, { sharingBlobsWith: head });
+  const listed = GitTree.changedPaths(base, head);
+  return { ...s, changed: listed ? workspacePaths(workspaceRoot, s.top, listed) : changedPaths(workspaceRoot, s.top, s.base, s.head), trees: { base, head } };
 }
 
 /** Paths that differ between the base commit and the head (a commit, or the working tree with its untracked files), workspace-relative, sorted. */
@@ -124,6 +140,11 @@ function changedPaths(workspaceRoot: string, top: string, base: string, head: st
   const diffArgs = ['-c', 'core.quotepath=off', 'diff', '--name-only', '-z', '--no-renames', '--no-ext-diff', base, ...(head ? [head] : []), '--'];
   const paths = new Set(git(top, diffArgs).split('\0').filter(Boolean));
   if (!head) for (const p of git(top, ['ls-files', '-z', '--others', '--exclude-standard']).split('\0').filter(Boolean)) paths.add(p);
+  return workspacePaths(workspaceRoot, top, [...paths]);
+}
+
+/** Repository-relative paths as workspace-relative ones (`../…` outside it), sorted. */
+function workspacePaths(workspaceRoot: string, top: string, paths: readonly string[]): string[] {
   const rootRel = relative(top, resolve(workspaceRoot)).split(sep).join('/');
-  return [...paths].map((p) => (rootRel ? (p.startsWith(`${rootRel}/`) ? p.slice(rootRel.length + 1) : relative(rootRel, p).split(sep).join('/')) : p)).sort();
+  return paths.map((p) => (rootRel ? (p.startsWith(`${rootRel}/`) ? p.slice(rootRel.length + 1) : relative(rootRel, p).split(sep).join('/')) : p)).sort();
 }

@@ -204,6 +204,8 @@ export class GitTree implements FileTree {
   private readonly blobs: Map<string, Buffer>;
   /** Blobs read so far (batched and single), for tests and stats. */
   blobsRead = 0;
+  /** Entries left out of the listing because their path is not UTF-8 (KILN_GIT_PATH_NOT_UTF8). */
+  unnamed = 0;
   /** Blobs git reported missing (a partial clone, a damaged repository): answers may be incomplete. */
   blobsMissing = 0;
   /** Set when the tree was opened recording (`ofTree(…, { recordDisk: true })`): its disk questions since. */
@@ -271,6 +273,7 @@ export class GitTree implements FileTree {
       if (path.includes('\uFFFD')) {
         // Decoding replaced bytes that are not UTF-8: kiln names files by their text, so it cannot name this one.
         this.diagnostics.push(diagnostic('KILN_GIT_PATH_NOT_UTF8', `a path in ${this.label} is not valid UTF-8 (shown as ${JSON.stringify(path)}); it is left out of the view`, { producer: 'workspace' }));
+        this.unnamed++;
         continue;
       }
       const slash = path.lastIndexOf('/');
@@ -441,6 +444,23 @@ export class GitTree implements FileTree {
       this.blobsRead++;
       at = nl + 1 + size + 1;
     }
+  }
+
+  /**
+   * The repository-relative paths whose entry (mode and object id) differs between two trees of one
+   * repository, or that only one has: what `git diff --name-only --no-renames` lists between them
+   * (files, links, submodules), from the listings already read. Undefined when either tree left a
+   * path out (not UTF-8: two such names may read alike), so the caller asks git instead.
+   */
+  static changedPaths(a: GitTree, b: GitTree): string[] | undefined {
+    if (a.unnamed || b.unnamed) return undefined;
+    const out: string[] = [];
+    for (const [path, e] of a.files) {
+      const f = b.files.get(path);
+      if (!f || f.mode !== e.mode || f.oid !== e.oid) out.push(path);
+    }
+    for (const path of b.files.keys()) if (!a.files.has(path)) out.push(path);
+    return out.sort();
   }
 
   /** Every tracked file under a directory (repository-relative POSIX paths below `abs`), for listing. */
