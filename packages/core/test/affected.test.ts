@@ -174,7 +174,7 @@ describe('kiln affected: per target, what a change can reach', () => {
     expect(by('test')).toEqual(['@x/solo']);
   }, 120_000);
 
-  it('the states: a parent base (one git process) and an older one (merge-base) both as git says', () => {
+  it('the states: a parent base (one git process) and an older one (merge-base) both as git says', async () => {
     const expected = (base: string, head: string) => ({
       base: git(root, 'merge-base', base, head).trim(),
       baseTree: git(root, 'rev-parse', `${git(root, 'merge-base', base, head).trim()}^{tree}`).trim(),
@@ -183,7 +183,7 @@ describe('kiln affected: per target, what a change can reach', () => {
     });
     // The merge's parents (first and second), the merge itself, an ancestor two commits back, a side branch.
     for (const [base, head] of [[commits.lockfile!, commits.merge!], [commits.side!, commits.merge!], [commits.merge!, commits.merge!], [commits.c0!, commits.body!], [commits.merge!, commits.side!]]) {
-      const s = resolveStates(root, { base, head });
+      const s = await resolveStates(root, { base, head });
       expect({ base: s.base, baseTree: s.baseTree, headTree: s.headTree, changed: s.changed }).toEqual(expected(base, head));
       expect(s.head).toBe(head);
     }
@@ -234,14 +234,14 @@ describe('kiln affected: per target, what a change can reach', () => {
     expect(r.affected[0]!.reasons[0]![1]).toBe('lockfile: vitest: 4.0.1 → 4.0.2');
   }, 120_000);
 
-  it('the changed paths of every pair of commits above are what git diff lists (removals, moves, a name not UTF-8 included)', () => {
+  it('the changed paths of every pair of commits above are what git diff lists (removals, moves, a name not UTF-8 included)', async () => {
     const all = Object.values(commits);
     for (const [i, head] of all.entries()) {
       for (const base of [all[i - 1], all[0]]) {
         if (!base) continue;
         const mb = git(root, 'merge-base', base, head).trim();
         const diff = git(root, '-c', 'core.quotepath=off', 'diff', '--name-only', '-z', '--no-renames', mb, head).split('\0').filter(Boolean);
-        expect(resolveStates(root, { base, head }).changed).toEqual([...new Set(diff.map((p) => Buffer.from(p, 'utf8').toString('utf8')))].sort());
+        expect((await resolveStates(root, { base, head })).changed).toEqual([...new Set(diff.map((p) => Buffer.from(p, 'utf8').toString('utf8')))].sort());
       }
     }
   });

@@ -109,7 +109,7 @@ interface ProjectChange {
 export async function computeAffected(workspaceRoot: string, options: AffectedOptions): Promise<AffectedResult> {
   const t0 = performance.now();
   const progress = options.onProgress ?? (() => undefined);
-  const states = resolveStates(workspaceRoot, options);
+  const states = await resolveStates(workspaceRoot, options);
   progress(`base ${states.base.slice(0, 12)} (${states.baseFrom}), head ${states.head?.slice(0, 12) ?? 'working tree'}: ${states.changed.length} changed paths`);
   const viewOptions = {
     ...(options.store !== undefined ? { store: options.store } : {}),

@@ -93,7 +93,7 @@ function quickStates(workspaceRoot: string, baseRef: string, head: string | unde
   return { top: resolve(t), shallow: s === 'true', base: base!, ...(head ? { head: headCommit!, headTree: headTree! } : {}), baseTree: baseTree! };
 }
 
-export function resolveStates(workspaceRoot: string, opts: { base?: string; head?: string }): AffectedStates {
+export async function resolveStates(workspaceRoot: string, opts: { base?: string; head?: string }): Promise<AffectedStates> {
   const baseRef = opts.base ?? defaultBaseOf(workspaceRoot);
   const quick = quickStates(workspaceRoot, baseRef, opts.head);
   if (quick) return withChanges(workspaceRoot, { ...quick, baseFrom: baseRef });
@@ -126,10 +126,9 @@ export function resolveStates(workspaceRoot: string, opts: { base?: string; head
 }
 
 /** The states with what changed between them (and, for a head revision, both git trees). */
-function withChanges(workspaceRoot: string, s: Omit<AffectedStates, 'changed' | 'trees'>): AffectedStates {
+async function withChanges(workspaceRoot: string, s: Omit<AffectedStates, 'changed' | 'trees'>): Promise<AffectedStates> {
   if (s.head === undefined || s.headTree === undefined) return { ...s, changed: changedPaths(workspaceRoot, s.top, s.base, undefined) };
-  const head = GitTree.ofTree(s.top, s.headTree, { recordDisk: true });
-  const base = GitTree.ofTree(s.top, s.baseTree, { sharingBlobsWith: head });
+  const [head, base] = await GitTree.pair(s.top, s.headTree, s.baseTree, { recordDisk: true });
   const listed = GitTree.changedPaths(base, head);
   return { ...s, changed: listed ? workspacePaths(workspaceRoot, s.top, listed) : changedPaths(workspaceRoot, s.top, s.base, s.head), trees: { base, head } };
 }

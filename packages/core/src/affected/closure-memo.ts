@@ -7,7 +7,7 @@
  *   - the head's files: a git tree object (workspace/tree.ts), named by its tree id — content-addressed,
  *     so the same id is the same files;
  *   - what that tree answers from disk (installed dependencies under node_modules, paths outside the
- *     repository): recorded from the tree's opening on (`GitTree.ofTree`'s `recordDisk`), each question with the
+ *     repository): recorded from the tree's opening on (`recordDisk` of `GitTree.pair`), each question with the
  *     answer it got, and asked again on every lookup (`diskAnswer`) — one answer that differs is a miss;
  *   - how it is computed: kiln's code (`codeFingerprint`, every .js file of @kiln/core's build), the
  *     installed TypeScript (its version), the extractor version and digest schema, this module's

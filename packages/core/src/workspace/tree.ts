@@ -14,7 +14,8 @@
  * - a git tree knows each file's blob id without reading it (`blobOf`): a caller that recorded
  *   (blob id → content hash) never reads that blob again (view/collect.ts);
  * - blobs are read in batches (one `git cat-file --batch` for many files) and kept: at open, every
- *   manifest, config and lockfile (what discovery, tsconfigs and resolution ask one file at a time);
+ *   manifest, config and lockfile (what discovery, tsconfigs and resolution ask one file at a time;
+ *   two trees opened as a `pair` are listed at once and share that batch and one map of blobs);
  *   `preload` before a package's sources are digested; a synchronous read of anything else (a file
  *   reach follows) reads its whole directory's blobs in one batch (a process costs 20–120 ms here, and
  *   a file's neighbours are the likeliest next reads);
@@ -23,7 +24,7 @@
  *   tree id can be kept and trusted again only while disk still answers the same (`diskAnswer`);
  * - nothing happens at import time; git runs only when a GitTree is opened or read.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { diagnostic, KilnError, type Diagnostic } from '../diagnostics/diagnostic.js';
@@ -181,6 +182,28 @@ function git(cwd: string, args: string[]): string {
   return execFileSync('git', args, { cwd, encoding: 'utf8', maxBuffer: MAX_BUFFER, timeout: GIT_TIMEOUT_MS, stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
+/** `git` as a child process that runs while this thread goes on (several at once): its stdout, or a rejection with its stderr. */
+function gitAsync(cwd: string, args: string[], input?: string): Promise<Buffer> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn('git', args, { cwd, timeout: GIT_TIMEOUT_MS, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    let size = 0;
+    child.stdout!.on('data', (d: Buffer) => {
+      size += d.length;
+      if (size > MAX_BUFFER) child.kill();
+      else out.push(d);
+    });
+    child.stderr!.on('data', (d: Buffer) => err.push(d));
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      if (code === 0) resolvePromise(Buffer.concat(out));
+      else reject(Object.assign(new Error(`git ${args[0]} failed (${signal ?? code})`), { stderr: Buffer.concat(err).toString('utf8') }));
+    });
+    if (input !== undefined) child.stdin!.end(input);
+  });
+}
+
 function gitFailure(e: unknown): string {
   const err = e as { stderr?: string | Buffer; message?: string };
   const text = (typeof err.stderr === 'string' ? err.stderr : err.stderr?.toString('utf8')) || err.message || String(e);
@@ -200,7 +223,7 @@ export class GitTree implements FileTree {
   private readonly files = new Map<string, GitEntry>();
   /** Repository-relative POSIX directory ('' for the top) → its entries' names, sorted. */
   private readonly dirs = new Map<string, string[]>();
-  /** Blob id → bytes read so far; shared with the trees opened `sharingBlobsWith` this one (an id names one content). */
+  /** Blob id → bytes read so far; one map for the two trees of a `pair` (an id names one content). */
   private readonly blobs: Map<string, Buffer>;
   /** Blobs read so far (batched and single), for tests and stats. */
   blobsRead = 0;
@@ -249,18 +272,37 @@ export class GitTree implements FileTree {
   /**
    * A tree object already resolved (its id) in the repository whose top directory is `top`. With
    * `recordDisk`, every question it answers from disk is recorded from the start (`diskRecording`):
-   * what it answers from git objects is fixed by its id, the rest is in the recording. With
-   * `sharingBlobsWith` (another tree of the same repository), the two keep one map of blobs read: a
-   * blob id names its content, so what one read the other does not read again (two states of one
-   * workspace share most of their manifests and configs).
+   * what it answers from git objects is fixed by its id, the rest is in the recording.
    */
-  static ofTree(top: string, treeId: string, options: { recordDisk?: boolean; sharingBlobsWith?: GitTree } = {}): GitTree {
-    const shared = options.sharingBlobsWith && resolve(options.sharingBlobsWith.top) === resolve(top) ? options.sharingBlobsWith.blobs : undefined;
-    const tree = new GitTree(top, treeId, options.recordDisk === true, shared);
+  static ofTree(top: string, treeId: string, options: { recordDisk?: boolean } = {}): GitTree {
+    const tree = new GitTree(top, treeId, options.recordDisk === true, undefined);
     tree.readListing(git(top, ['ls-tree', '-r', '-t', '-z', '--full-tree', treeId]));
-    // What the compiler's hosts and discovery will ask for one at a time: manifests, configs, lockfiles.
-    tree.readBatch([...tree.files].filter(([path, e]) => e.mode !== '160000' && e.mode !== '120000' && CONFIG_FILE.test(path)).map(([, e]) => e.oid));
+    tree.readBatch(tree.configBlobs());
     return tree;
+  }
+
+  /**
+   * Two trees of one repository opened side by side (kiln affected's head and base), in fewer, overlapping
+   * git processes: both listings at once, then the configs of both in one batch. The two keep one map
+   * of blobs read (a blob id names its content: what both states hold — most manifests and configs —
+   * is read once); `recordDisk` applies to the first. The same trees as two `ofTree`.
+   */
+  static async pair(top: string, firstId: string, secondId: string, options: { recordDisk?: boolean } = {}): Promise<[GitTree, GitTree]> {
+    const list = (id: string) => gitAsync(top, ['ls-tree', '-r', '-t', '-z', '--full-tree', id]);
+    const [a, b] = await Promise.all([list(firstId), list(secondId)]);
+    const first = new GitTree(top, firstId, options.recordDisk === true, undefined);
+    const second = new GitTree(top, secondId, false, first.blobs);
+    first.readListing(a.toString('utf8'));
+    second.readListing(b.toString('utf8'));
+    // A blob the second's batch would miss is counted on the first too: its answers rest on them both.
+    const oids = [...new Set([...first.configBlobs(), ...second.configBlobs()])];
+    if (oids.length) first.takeBatch(await gitAsync(top, ['cat-file', '--batch'], oids.join('\n') + '\n'));
+    return [first, second];
+  }
+
+  /** What the compiler's hosts and discovery will ask for one at a time: manifests, configs, lockfiles (their blob ids). */
+  private configBlobs(): string[] {
+    return [...this.files].filter(([path, e]) => e.mode !== '160000' && e.mode !== '120000' && CONFIG_FILE.test(path)).map(([, e]) => e.oid);
   }
 
   private readListing(out: string): void {
@@ -429,7 +471,11 @@ export class GitTree implements FileTree {
   private readBatch(ids: readonly string[]): void {
     const oids = [...new Set(ids.filter((o) => !this.blobs.has(o)))];
     if (!oids.length) return;
-    const out = execFileSync('git', ['cat-file', '--batch'], { cwd: this.top, input: oids.join('\n') + '\n', maxBuffer: MAX_BUFFER, timeout: GIT_TIMEOUT_MS, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.takeBatch(execFileSync('git', ['cat-file', '--batch'], { cwd: this.top, input: oids.join('\n') + '\n', maxBuffer: MAX_BUFFER, timeout: GIT_TIMEOUT_MS, stdio: ['pipe', 'pipe', 'pipe'] }));
+  }
+
+  /** Keep the blobs of a `git cat-file --batch` answer. */
+  private takeBatch(out: Buffer): void {
     let at = 0;
     while (at < out.length) {
       const nl = out.indexOf(10, at);
