@@ -33,8 +33,7 @@ import { isBuiltin } from 'node:module';
 import { join, posix } from 'node:path';
 import { diagnostic, type Diagnostic } from '../diagnostics/diagnostic.js';
 import { diffReports } from '../diff/diff.js';
-import { explainKeyChange } from '../key/explain.js';
-import { computeWorkspaceKeys, type ProjectKey } from '../key/unit-key.js';
+import type { ProjectKey } from '../key/unit-key.js';
 import { fileKind } from '../parse/language.js';
 import type { DigestReport } from '../view/report.js';
 import { WorkspaceView } from '../view/workspace-view.js';
@@ -266,6 +265,7 @@ async function compute(
   const pluginAt = (view: WorkspaceView) => JSON.stringify(pluginEntry(view.tree.readText(join(workspaceRoot, 'nx.json'))) ?? null);
   const pluginMoved = pluginAt(base) !== pluginAt(head);
   const wantsKeys = keyedTarget !== null && options.targets.includes(keyedTarget) && !pluginMoved;
+  let explainKeyChange: typeof import('../key/explain.js').explainKeyChange | undefined;
   let keysBase: Map<string, ProjectKey> | undefined;
   let keysHead: Map<string, ProjectKey> | undefined;
   if (wantsKeys) {
@@ -275,8 +275,11 @@ async function compute(
       ...(options.workers !== undefined ? { workers: options.workers } : {}),
       ...(options.tsconfigs ? { tsconfigs: options.tsconfigs } : {}),
     };
-    // On the views already open: what they prepared (head: every project) is not read again.
+    // On the views already open: what they prepared (head: every project) is not read again. Keys are
+    // loaded only here: a run without kiln's build target does not load them.
+    const { computeWorkspaceKeys } = await import('../key/unit-key.js');
     const [kb, kh] = await Promise.all([computeWorkspaceKeys(workspaceRoot, { ...common, view: base }), computeWorkspaceKeys(workspaceRoot, { ...common, view: head })]);
+    explainKeyChange = (await import('../key/explain.js')).explainKeyChange;
     keysBase = new Map(kb.projects.map((k) => [k.root, k]));
     keysHead = new Map(kh.projects.map((k) => [k.root, k]));
   }
@@ -298,7 +301,7 @@ async function compute(
         if (kh?.key && kb?.key && kb.components && kh.components && !opaque) {
           rule = 'key';
           if (kb.key !== kh.key) {
-            const why = explainKeyChange(kb.components, kh.components);
+            const why = explainKeyChange!(kb.components, kh.components);
             reasons = (why.length ? why : [{ category: 'toolchain', subject: 'key', change: 'changed', detail: 'the key changed' }]).slice(0, MAX_REASONS).map((c) => [`${c.category} ${c.subject}: ${c.detail}`]);
           }
         } else if (kh?.key && !kb) reasons = [[`${p.name}: new project`]];
