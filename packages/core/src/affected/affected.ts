@@ -157,6 +157,11 @@ async function compute(
     else (byProject.get(owner) ?? byProject.set(owner, []).get(owner)!).push(owner === '.' ? path : path.slice(owner.length + 1));
   }
 
+  // Every changed file is read at both states below (non-sources by content, sources by their slices):
+  // read ahead, one batch per git tree, rather than a git process per directory as each is asked for.
+  const ahead = states.changed.filter((p) => !p.startsWith('../')).map((p) => join(workspaceRoot, p));
+  await Promise.all([head.tree.preload(ahead), base.tree.preload(ahead)]);
+
   // Every source of a project, per state (tests and configs included): what a change is classified by.
   const sources = new AllSources(workspaceRoot);
   const sourcesOf = (view: WorkspaceView, p: WorkspaceProject) => sources.of(view, p);
