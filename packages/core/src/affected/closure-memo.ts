@@ -10,8 +10,9 @@
  *     repository): recorded from the tree's opening on (`recordDisk` of `GitTree.pair`), each question with the
  *     answer it got, and asked again on every lookup (`diskAnswer`) — one answer that differs is a miss;
  *   - how it is computed: kiln's code (`codeFingerprint`, every .js file of @kiln/core's build), the
- *     installed TypeScript (its version), the extractor version and digest schema, this module's
- *     format (AFFECTED_CLOSURE_FORMAT);
+ *     packages it runs on as installed (each dependency of @kiln/core — TypeScript among them — by its
+ *     version, and TypeScript's compiler file by size and modification time), the extractor version
+ *     and digest schema, this module's format (AFFECTED_CLOSURE_FORMAT);
  *   - the caller's choices: the workspace root, the current directory, the preferred tsconfig per
  *     project.
  * All of it but the disk answers is hashed into the entry's key (store/format.ts `closureMemoKey`).
@@ -22,7 +23,10 @@
  * question that got two answers). Anything unreadable, damaged or foreign is a miss — it costs the
  * computation, never a wrong graph. Nothing here runs at import time.
  */
-import { resolve } from 'node:path';
+import { readFileSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { installedParserVersion } from '../parse/parser-version.js';
 import { digestParts } from '../digest/hash.js';
 import { dropEntry, entryInfo, readEntry, writeEntry } from '../store/entry.js';
@@ -52,6 +56,7 @@ export function closureMemoInput(workspaceRoot: string, tree: GitTree, tsconfigs
     String(AFFECTED_CLOSURE_FORMAT),
     codeFingerprint(),
     installedParserVersion(),
+    dependencyStamp(),
     String(EXTRACTOR_VERSION),
     String(DIGEST_SCHEMA),
     tree.top,
@@ -60,6 +65,34 @@ export function closureMemoInput(workspaceRoot: string, tree: GitTree, tsconfigs
     process.cwd(),
     JSON.stringify(prefs),
   ]);
+}
+
+let stamp: string | undefined;
+/**
+ * @kiln/core's dependencies as this process resolves them (name@version each), and TypeScript's
+ * compiler file (size, modification time: a patched compiler keeps its version). Read once per process.
+ */
+function dependencyStamp(): string {
+  if (stamp !== undefined) return stamp;
+  const req = createRequire(import.meta.url);
+  const parts: string[] = [];
+  try {
+    const own = JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
+    for (const name of Object.keys(own.dependencies ?? {}).sort()) {
+      let version = 'unresolved';
+      try {
+        version = String((JSON.parse(readFileSync(req.resolve(`${name}/package.json`), 'utf8')) as { version?: unknown }).version);
+      } catch {
+        // A package without an exported package.json: its version stays unknown, the same each run.
+      }
+      parts.push(`${name}@${version}`);
+    }
+    const ts = statSync(req.resolve('typescript'));
+    parts.push(`typescript:${ts.size}:${ts.mtimeMs}`);
+  } catch (e) {
+    parts.push(`unreadable:${String(e)}:${Date.now()}`); // never equal to another run's: no memo
+  }
+  return (stamp = parts.join('\n'));
 }
 
 /** The memoised graph for `input`, if there is one and disk still answers as it did; otherwise undefined. */
