@@ -6,7 +6,9 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Command, Option } from 'commander';
-import { KilnError, diagnostic, type DigestTreeOptions } from '@kiln/core';
+// Values from core's light entry (diagnostics, affected): a command loads the rest of core only if it uses it.
+import { KilnError, diagnostic } from '@kiln/core/affected';
+import type { DigestTreeOptions } from '@kiln/core';
 
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;

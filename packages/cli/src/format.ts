@@ -2,7 +2,8 @@
  * Text projections of reports. JSON output is the report itself; these are for people. Digests are
  * shortened to 12 hex digits in text (the JSON keeps them whole).
  */
-import { formatDiagnostic, type DiffResult, type DigestReport, type Diagnostic, type WorkspaceKeys } from '@kiln/core';
+import { formatDiagnostic } from '@kiln/core/affected';
+import type { DiffResult, DigestReport, Diagnostic, WorkspaceKeys } from '@kiln/core';
 
 const short = (d: string | null | undefined) => (d ? d.slice(0, 12) : d === null ? 'null' : '-');
 

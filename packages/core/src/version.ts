@@ -85,3 +85,11 @@ export const GRAPH_MEMO_FORMAT = 4;
  * means a field changed meaning or was removed; adding a field does not bump it.
  */
 export const AFFECTED_FORMAT = 1;
+
+/**
+ * Format of the memoised dependency graph of a head state (affected/closure-memo.ts, store key
+ * `kiln/v2/closure/c<N>/…`): what an entry holds and what its input digest covers. An entry of another
+ * format is never read; a bump costs one computation of the graph per head. (kiln's code is in the
+ * input digest too, so a change to how edges are found needs no bump.)
+ */
+export const AFFECTED_CLOSURE_FORMAT = 1;

@@ -17,6 +17,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { computeAffected } from '../dist/affected/affected.js';
+import { resolveStates } from '../dist/affected/changes.js';
 import { KilnError } from '../dist/diagnostics/diagnostic.js';
 import { git, tempDirs } from './lib/git-repo.js';
 
@@ -174,6 +175,21 @@ describe('kiln affected: per target, what a change can reach', () => {
     expect(by('test')).toEqual(['@x/solo']);
   }, 120_000);
 
+  it('the states: a parent base (one git process) and an older one (merge-base) both as git says', async () => {
+    const expected = (base: string, head: string) => ({
+      base: git(root, 'merge-base', base, head).trim(),
+      baseTree: git(root, 'rev-parse', `${git(root, 'merge-base', base, head).trim()}^{tree}`).trim(),
+      headTree: git(root, 'rev-parse', `${head}^{tree}`).trim(),
+      changed: git(root, 'diff', '--name-only', '--no-renames', git(root, 'merge-base', base, head).trim(), head).split('\n').filter(Boolean).sort(),
+    });
+    // The merge's parents (first and second), the merge itself, an ancestor two commits back, a side branch.
+    for (const [base, head] of [[commits.lockfile!, commits.merge!], [commits.side!, commits.merge!], [commits.merge!, commits.merge!], [commits.c0!, commits.body!], [commits.merge!, commits.side!]]) {
+      const s = await resolveStates(root, { base, head });
+      expect({ base: s.base, baseTree: s.baseTree, headTree: s.headTree, changed: s.changed }).toEqual(expected(base, head));
+      expect(s.head).toBe(head);
+    }
+  });
+
   it('a package removed at head: its dependents are affected though none of their files changed; a renamed folder is a new project', async () => {
     git(root, 'rm', '-r', '-q', 'packages/app');
     await commit('rm-app', {});
@@ -230,4 +246,16 @@ describe('kiln affected: per target, what a change can reach', () => {
     expect(core.rule).toBe('full');
     expect(core.reasons[0]![1]).toBe('packages/core/package.json: changed');
   }, 120_000);
+
+  it('the changed paths of every pair of commits above are what git diff lists (removals, moves, a name not UTF-8 included)', async () => {
+    const all = Object.values(commits);
+    for (const [i, head] of all.entries()) {
+      for (const base of [all[i - 1], all[0]]) {
+        if (!base) continue;
+        const mb = git(root, 'merge-base', base, head).trim();
+        const diff = git(root, '-c', 'core.quotepath=off', 'diff', '--name-only', '-z', '--no-renames', mb, head).split('\0').filter(Boolean);
+        expect((await resolveStates(root, { base, head })).changed).toEqual([...new Set(diff.map((p) => Buffer.from(p, 'utf8').toString('utf8')))].sort());
+      }
+    }
+  });
 });

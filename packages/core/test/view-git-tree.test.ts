@@ -161,6 +161,27 @@ describe('WorkspaceView of a git revision, without a checkout', () => {
     expect(git(root, 'status', '--porcelain')).toBe(statusBefore);
   }, 120_000);
 
+  it('two trees opened as a pair (listed at once, one batch, one map of blobs) are the views two separate trees give', async () => {
+    const { root, one, two } = await repo();
+    const ids = [one, two].map((c) => git(root, 'rev-parse', `${c}^{tree}`).trim()) as [string, string];
+    const [a, b] = await GitTree.pair(root, ids[1], ids[0], { recordDisk: true });
+    expect(a.diskRecording).toBeDefined();
+    expect(b.diskRecording).toBeUndefined();
+    for (const [paired, id] of [[a, ids[1]], [b, ids[0]]] as const) {
+      const alone = GitTree.ofTree(root, id);
+      const paths = git(root, 'ls-tree', '-r', '--name-only', id).split('\n').filter(Boolean);
+      for (const p of paths) expect(paired.readFile(join(root, p))?.toString('base64')).toBe(alone.readFile(join(root, p))?.toString('base64'));
+      const listing = (t: GitTree) => paths.map((p) => dirname(join(root, p))).map((d) => JSON.stringify(t.list(d)));
+      expect(listing(paired)).toEqual(listing(alone));
+      const fromGit = await WorkspaceView.open(root, { tree: paired, store: await tempDir('kiln-gittree-store-'), workers: 0 });
+      const fromOne = await WorkspaceView.open(root, { tree: alone, store: await tempDir('kiln-gittree-store-'), workers: 0 });
+      expect(await describeView(fromGit)).toEqual(await describeView(fromOne));
+      await Promise.all([fromGit.close(), fromOne.close()]);
+    }
+    expect(GitTree.changedPaths(b, a)).toEqual(git(root, 'diff', '--name-only', '--no-renames', one, two).split('\n').filter(Boolean).sort());
+    await expect(GitTree.pair(root, ids[0], 'f'.repeat(40))).rejects.toThrow();
+  }, 120_000);
+
   it('a second reading of a revision parses nothing and reads no source blob: every file is known by its blob id', async () => {
     const { root, one, two } = await repo();
     const store = await tempDir('kiln-gittree-store-');

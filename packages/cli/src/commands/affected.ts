@@ -10,7 +10,8 @@ import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { Option, type Command } from 'commander';
-import { KilnError, buildKeyTsconfig, computeAffected, diagnostic, discoverWorkspace, readTargetDefinitions, type AffectedResult } from '@kiln/core';
+// Core's light entry: `kiln affected` loads what comparing two states needs, not the rest of core.
+import { KilnError, buildKeyTsconfig, computeAffected, diagnostic, discoverWorkspace, readTargetDefinitions, type AffectedResult } from '@kiln/core/affected';
 import { EXIT_FAILURE, intOption, kilnPluginOptions, type Io, type SetExit } from '../common.js';
 import { formatDiagnostics } from '../format.js';
 

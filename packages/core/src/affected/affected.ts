@@ -33,8 +33,7 @@ import { isBuiltin } from 'node:module';
 import { join, posix } from 'node:path';
 import { diagnostic, type Diagnostic } from '../diagnostics/diagnostic.js';
 import { diffReports } from '../diff/diff.js';
-import { explainKeyChange } from '../key/explain.js';
-import { computeWorkspaceKeys, type ProjectKey } from '../key/unit-key.js';
+import type { ProjectKey } from '../key/unit-key.js';
 import { fileKind } from '../parse/language.js';
 import type { DigestReport } from '../view/report.js';
 import { WorkspaceView } from '../view/workspace-view.js';
@@ -44,7 +43,9 @@ import { readTargetDefinitions, KILN_BUILD_EXECUTOR } from '../workspace/target-
 import { AFFECTED_FORMAT } from '../version.js';
 import { GitTree, type FileTree } from '../workspace/tree.js';
 import { resolveStates, type AffectedStates } from './changes.js';
-import { AllSources, chainsTo, dependencyGraph } from './closure.js';
+import { AllSources, chainsTo, dependencyGraph, type DependencyGraph } from './closure.js';
+import { closureMemoInput, readClosureMemo, writeClosureMemo } from './closure-memo.js';
+import { defaultStoreDir } from '../store/format.js';
 
 export type TargetRule = 'key' | 'full' | 'files';
 
@@ -107,15 +108,19 @@ interface ProjectChange {
 export async function computeAffected(workspaceRoot: string, options: AffectedOptions): Promise<AffectedResult> {
   const t0 = performance.now();
   const progress = options.onProgress ?? (() => undefined);
-  const states = resolveStates(workspaceRoot, options);
+  const states = await resolveStates(workspaceRoot, options);
   progress(`base ${states.base.slice(0, 12)} (${states.baseFrom}), head ${states.head?.slice(0, 12) ?? 'working tree'}: ${states.changed.length} changed paths`);
   const viewOptions = {
     ...(options.store !== undefined ? { store: options.store } : {}),
     ...(options.workers !== undefined ? { workers: options.workers } : {}),
     ...(options.tsconfigs ? { tsconfigs: options.tsconfigs } : {}),
   };
-  const head = await WorkspaceView.open(workspaceRoot, { ...viewOptions, ...(states.headTree ? { tree: GitTree.ofTree(states.top, states.headTree) } : {}) });
-  const base = await WorkspaceView.open(workspaceRoot, { ...viewOptions, tree: GitTree.ofTree(states.top, states.baseTree) });
+  // A head revision's tree (changes.ts) records what it answers from disk from the start: its
+  // dependency graph is kept per tree id with those answers (closure-memo.ts).
+  const head = await WorkspaceView.open(workspaceRoot, { ...viewOptions, ...(states.trees ? { tree: states.trees.head } : {}) });
+  // The base under a git view of its own in the store: head and base differ exactly where the
+  // change is, and sharing one manifest would have each overwrite the other's entries every run.
+  const base = await WorkspaceView.open(workspaceRoot, { ...viewOptions, tree: states.trees?.base ?? GitTree.ofTree(states.top, states.baseTree), gitView: 'git:base' });
   const diagnostics: Diagnostic[] = [...base.diagnostics, ...head.diagnostics].filter((d) => GIT_CODES.has(d.code));
   try {
     return await compute(workspaceRoot, options, states, base, head, diagnostics, progress, t0);
@@ -151,6 +156,11 @@ async function compute(
     if (owner === undefined) rootFiles.push(path);
     else (byProject.get(owner) ?? byProject.set(owner, []).get(owner)!).push(owner === '.' ? path : path.slice(owner.length + 1));
   }
+
+  // Every changed file is read at both states below (non-sources by content, sources by their slices):
+  // read ahead, one batch per git tree, rather than a git process per directory as each is asked for.
+  const ahead = states.changed.filter((p) => !p.startsWith('../')).map((p) => join(workspaceRoot, p));
+  await Promise.all([head.tree.preload(ahead), base.tree.preload(ahead)]);
 
   // Every source of a project, per state (tests and configs included): what a change is classified by.
   const sources = new AllSources(workspaceRoot);
@@ -248,9 +258,10 @@ async function compute(
   }
 
   // ------------------------------------------------------------ who depends on whom, at the head
-  progress(`reading ${projects.length} projects at the head`);
-  await head.load(projects);
-  const deps = await dependencyGraph(head, projects, sources);
+  // Only a project with a change (in meaning or in files) ends a reason chain: with none, no chain
+  // exists whatever the graph, and it is not read.
+  const anyChange = [...changes.values()].some((c) => c.meaning.length > 0 || c.files.length > 0);
+  const deps: DependencyGraph = anyChange ? await headGraph(workspaceRoot, options, head, projects, sources, progress) : new Map();
 
   // ------------------------------------------------------------ keys, where a target is kiln's build
   const keyedTarget = options.keyedTarget === undefined ? 'build' : options.keyedTarget;
@@ -259,6 +270,7 @@ async function compute(
   const pluginAt = (view: WorkspaceView) => JSON.stringify(pluginEntry(view.tree.readText(join(workspaceRoot, 'nx.json'))) ?? null);
   const pluginMoved = pluginAt(base) !== pluginAt(head);
   const wantsKeys = keyedTarget !== null && options.targets.includes(keyedTarget) && !pluginMoved;
+  let explainKeyChange: typeof import('../key/explain.js').explainKeyChange | undefined;
   let keysBase: Map<string, ProjectKey> | undefined;
   let keysHead: Map<string, ProjectKey> | undefined;
   if (wantsKeys) {
@@ -268,8 +280,11 @@ async function compute(
       ...(options.workers !== undefined ? { workers: options.workers } : {}),
       ...(options.tsconfigs ? { tsconfigs: options.tsconfigs } : {}),
     };
-    // On the views already open: what they prepared (head: every project) is not read again.
+    // On the views already open: what they prepared (head: every project) is not read again. Keys are
+    // loaded only here: a run without kiln's build target does not load them.
+    const { computeWorkspaceKeys } = await import('../key/unit-key.js');
     const [kb, kh] = await Promise.all([computeWorkspaceKeys(workspaceRoot, { ...common, view: base }), computeWorkspaceKeys(workspaceRoot, { ...common, view: head })]);
+    explainKeyChange = (await import('../key/explain.js')).explainKeyChange;
     keysBase = new Map(kb.projects.map((k) => [k.root, k]));
     keysHead = new Map(kh.projects.map((k) => [k.root, k]));
   }
@@ -292,7 +307,7 @@ async function compute(
         if (kh?.key && kb?.key && kb.components && kh.components && !opaque) {
           rule = 'key';
           if (kb.key !== kh.key) {
-            const why = explainKeyChange(kb.components, kh.components);
+            const why = explainKeyChange!(kb.components, kh.components);
             reasons = (why.length ? why : [{ category: 'toolchain', subject: 'key', change: 'changed', detail: 'the key changed' }]).slice(0, MAX_REASONS).map((c) => [`${c.category} ${c.subject}: ${c.detail}`]);
           }
         } else if (kh?.key && !kb) reasons = [[`${p.name}: new project`]];
@@ -322,6 +337,44 @@ async function compute(
     diagnostics,
     stats: { ms: Math.round(performance.now() - t0) },
   };
+}
+
+/** Diagnostics that say a reading was incomplete for reasons other than the files (a memo must not keep it). */
+const INCOMPLETE = new Set<string>(['KILN_READ_FAILED', 'KILN_WORKER_FAILED', 'KILN_STORE_CORRUPT']);
+
+/**
+ * What each project depends on at the head (closure.ts): for a head revision, from the store's memo of
+ * its tree when disk still answers as it did (closure-memo.ts); otherwise computed — every project
+ * loaded — and kept when the reading was complete.
+ */
+async function headGraph(
+  workspaceRoot: string,
+  options: AffectedOptions,
+  head: WorkspaceView,
+  projects: WorkspaceProject[],
+  sources: AllSources,
+  progress: (m: string) => void,
+): Promise<DependencyGraph> {
+  const tree = head.tree instanceof GitTree && head.tree.diskRecording ? head.tree : undefined;
+  const storeDir = options.store === false ? null : options.store ?? defaultStoreDir();
+  const input = tree && storeDir !== null ? closureMemoInput(workspaceRoot, tree, options.tsconfigs) : undefined;
+  if (input !== undefined) {
+    const kept = await readClosureMemo(storeDir!, input);
+    if (kept) {
+      progress(`dependencies of ${projects.length} projects at the head: from the store (tree ${tree!.treeId.slice(0, 12)})`);
+      return kept;
+    }
+  }
+  progress(`reading ${projects.length} projects at the head`);
+  await head.load(projects);
+  const deps = await dependencyGraph(head, projects, sources);
+  if (input !== undefined) {
+    const reports = await Promise.all(projects.map((p) => sources.of(head, p)));
+    const diagnostics = [...projects.flatMap((p) => [...(head.packageAt(p.root)?.diagnostics ?? []), ...(head.packageAt(p.root)?.report?.diagnostics ?? [])]), ...reports.flatMap((r) => r?.diagnostics ?? [])];
+    const complete = tree!.blobsMissing === 0 && !diagnostics.some((d) => INCOMPLETE.has(d.code));
+    await writeClosureMemo(storeDir!, input, deps, tree!.diskRecording!, complete);
+  }
+  return deps;
 }
 
 /** The @kiln/nx entry of an nx.json's plugins, if any. */

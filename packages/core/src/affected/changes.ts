@@ -12,6 +12,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
 import { diagnostic, KilnError } from '../diagnostics/diagnostic.js';
+import { GitTree } from '../workspace/tree.js';
 
 export interface AffectedStates {
   /** The repository's top directory. */
@@ -26,6 +27,12 @@ export interface AffectedStates {
   headTree?: string;
   /** Paths that differ between base and head, workspace-relative POSIX, sorted. */
   changed: string[];
+  /**
+   * The two states' git trees, when the head is a revision (opened here: their listings also say
+   * what changed). The head's records what it answers from disk (closure-memo.ts); the base's shares
+   * its blobs (a blob id names its content: what both states hold is read once).
+   */
+  trees?: { base: GitTree; head: GitTree };
 }
 
 const MAX_BUFFER = 1 << 30;
@@ -62,7 +69,34 @@ function commitOf(top: string, rev: string, shallow: boolean, role: string): str
   }
 }
 
-export function resolveStates(workspaceRoot: string, opts: { base?: string; head?: string }): AffectedStates {
+/**
+ * What a range whose base is the head itself or one of its parents (one commit, the usual CI push)
+ * needs, from one git process: the top directory, shallowness, both commits and their trees. The
+ * merge-base of an ancestor with its descendant is that ancestor, so no `merge-base` runs. Undefined
+ * when git cannot answer (an unknown revision, no repository) or the base is not such a parent: the
+ * general path below then asks step by step and says precisely what failed.
+ */
+function quickStates(workspaceRoot: string, baseRef: string, head: string | undefined): { top: string; shallow: boolean; base: string; head?: string; baseTree: string; headTree?: string } | undefined {
+  if (baseRef.startsWith('-') || head?.startsWith('-')) return undefined;
+  const rev = head ?? 'HEAD';
+  let out: string[];
+  try {
+    out = git(workspaceRoot, ['rev-parse', '--show-toplevel', '--is-shallow-repository', `${baseRef}^{commit}`, `${rev}^{commit}`, `${baseRef}^{tree}`, ...(head ? [`${head}^{tree}`] : []), `${rev}^@`]).trim().split('\n');
+  } catch {
+    return undefined;
+  }
+  const [t, s, base, headCommit, baseTree, ...rest] = out;
+  const headTree = head ? rest.shift() : undefined;
+  const oid = (x: string | undefined) => !!x && /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(x);
+  if (!t || (s !== 'true' && s !== 'false') || !oid(base) || !oid(headCommit) || !oid(baseTree) || (head && !oid(headTree)) || !rest.every(oid)) return undefined;
+  if (base !== headCommit && !rest.includes(base!)) return undefined;
+  return { top: resolve(t), shallow: s === 'true', base: base!, ...(head ? { head: headCommit!, headTree: headTree! } : {}), baseTree: baseTree! };
+}
+
+export async function resolveStates(workspaceRoot: string, opts: { base?: string; head?: string }): Promise<AffectedStates> {
+  const baseRef = opts.base ?? defaultBaseOf(workspaceRoot);
+  const quick = quickStates(workspaceRoot, baseRef, opts.head);
+  if (quick) return withChanges(workspaceRoot, { ...quick, baseFrom: baseRef });
   let top: string;
   let shallow: boolean;
   try {
@@ -74,7 +108,6 @@ export function resolveStates(workspaceRoot: string, opts: { base?: string; head
     throw new KilnError(diagnostic('KILN_GIT_UNAVAILABLE', firstLine(e), { producer: 'affected' }));
   }
   const head = opts.head === undefined ? undefined : commitOf(top, opts.head, shallow, 'head');
-  const baseRef = opts.base ?? defaultBaseOf(workspaceRoot);
   const baseCommit = commitOf(top, baseRef, shallow, 'base');
   let base: string;
   try {
@@ -89,13 +122,28 @@ export function resolveStates(workspaceRoot: string, opts: { base?: string; head
   }
   const baseFrom = base === baseCommit ? baseRef : `merge-base of ${baseRef} and ${opts.head ?? 'HEAD'}`;
   const [baseTree, headTree] = git(top, ['rev-parse', `${base}^{tree}`, ...(head ? [`${head}^{tree}`] : [])]).trim().split('\n');
+  return withChanges(workspaceRoot, { top, base, baseFrom, ...(head ? { head, headTree: headTree! } : {}), baseTree: baseTree! });
+}
+
+/** The states with what changed between them (and, for a head revision, both git trees). */
+async function withChanges(workspaceRoot: string, s: Omit<AffectedStates, 'changed' | 'trees'>): Promise<AffectedStates> {
+  if (s.head === undefined || s.headTree === undefined) return { ...s, changed: changedPaths(workspaceRoot, s.top, s.base, undefined) };
+  const [head, base] = await GitTree.pair(s.top, s.headTree, s.baseTree, { recordDisk: true });
+  const listed = GitTree.changedPaths(base, head);
+  return { ...s, changed: listed ? workspacePaths(workspaceRoot, s.top, listed) : changedPaths(workspaceRoot, s.top, s.base, s.head), trees: { base, head } };
+}
+
+/** Paths that differ between the base commit and the head (a commit, or the working tree with its untracked files), workspace-relative, sorted. */
+function changedPaths(workspaceRoot: string, top: string, base: string, head: string | undefined): string[] {
   // -z: paths as bytes, no quoting; --no-renames: a move is a deletion and an addition (both matter).
   const diffArgs = ['-c', 'core.quotepath=off', 'diff', '--name-only', '-z', '--no-renames', '--no-ext-diff', base, ...(head ? [head] : []), '--'];
   const paths = new Set(git(top, diffArgs).split('\0').filter(Boolean));
   if (!head) for (const p of git(top, ['ls-files', '-z', '--others', '--exclude-standard']).split('\0').filter(Boolean)) paths.add(p);
+  return workspacePaths(workspaceRoot, top, [...paths]);
+}
+
+/** Repository-relative paths as workspace-relative ones (`../…` outside it), sorted. */
+function workspacePaths(workspaceRoot: string, top: string, paths: readonly string[]): string[] {
   const rootRel = relative(top, resolve(workspaceRoot)).split(sep).join('/');
-  const changed = [...paths]
-    .map((p) => (rootRel ? (p.startsWith(`${rootRel}/`) ? p.slice(rootRel.length + 1) : relative(rootRel, p).split(sep).join('/')) : p))
-    .sort();
-  return { top, base, baseFrom, ...(head ? { head, headTree: headTree! } : {}), baseTree: baseTree!, changed };
+  return paths.map((p) => (rootRel ? (p.startsWith(`${rootRel}/`) ? p.slice(rootRel.length + 1) : relative(rootRel, p).split(sep).join('/')) : p)).sort();
 }

@@ -27,6 +27,9 @@
  * Assembled reports — one entry per view (`kiln/v2/report/...`, view/report-memo.ts): the report last
  * assembled for it, with the digest of everything the assembly read; used only on an exact match.
  *
+ * Dependency graphs — one entry per head state `kiln affected` read (`kiln/v2/closure/...`,
+ * affected/closure-memo.ts), named by the digest of everything the graph was computed from.
+ *
  * Single slices — `writeSlice`/`readSlice` keep the per-content API: a *loose* slice is a one-slice
  * pack plus an index entry under `sliceKey(...)` pointing at it. digestTree never writes loose
  * entries (that would be one entry per file again); readSlice finds a content's slice either loose or
@@ -45,7 +48,7 @@
  */
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { STORE_FORMAT_VERSION, EXTRACTOR_VERSION } from '../version.js';
+import { AFFECTED_CLOSURE_FORMAT, STORE_FORMAT_VERSION, EXTRACTOR_VERSION } from '../version.js';
 import { sha256Hex } from '../digest/hash.js';
 import type { Variant } from '../parse/language.js';
 
@@ -65,9 +68,11 @@ export function packKey(packSha256: string): string {
  * A view's identifier: a hash of its package root's absolute path. Local to this machine by nature
  * (it only names the view's manifest in the local store) and never stored in any entry's content.
  * A package read from git objects (workspace/tree.ts) is another view of the same root (`state`
- * 'git'): its manifest follows the states read from git, the working tree's its own.
+ * 'git'): its manifest follows the states read from git, the working tree's its own. A caller that
+ * reads two git states side by side names the second (`git:base`, kiln affected's base): one
+ * manifest per sequence of states, so the two do not overwrite each other's entries run after run.
  */
-export function viewIdOf(absolutePackageRoot: string, state?: 'git'): string {
+export function viewIdOf(absolutePackageRoot: string, state?: GitViewState): string {
   return sha256Hex(`kiln-view\u0000${absolutePackageRoot}${state ? `\u0000${state}` : ''}`).slice(0, 32);
 }
 
@@ -79,9 +84,17 @@ export function registryKey(digestSchema: number): string {
   return `${NS}/views/x${EXTRACTOR_VERSION}/d${digestSchema}`;
 }
 
+/** Which git view of a package root: `git`, or a named second sequence of git states (`git:base`). */
+export type GitViewState = 'git' | `git:${string}`;
+
 /** Key of a view's memoised report (view/report-memo.ts says what the entry holds). */
 export function viewReportKey(viewId: string, digestSchema: number): string {
   return `${NS}/report/x${EXTRACTOR_VERSION}/d${digestSchema}/${viewId}`;
+}
+
+/** Key of a memoised head dependency graph (affected/closure-memo.ts): its input digest names it. */
+export function closureMemoKey(inputDigest: string): string {
+  return `${NS}/closure/c${AFFECTED_CLOSURE_FORMAT}/${inputDigest}`;
 }
 
 /** Where the store lives: --store, then KILN_STORE, then the user cache directory. */

@@ -1,8 +1,10 @@
 /**
  * Garbage collection of the local store (ADR 0012). Live: every pack a view manifest of this store
  * format, extractor and a supported digest schema names (all manifests in the index, not only the
- * registry's recent views), the packs of loose slices, the registries and the memoised reports of
- * views that still have a manifest. Everything else kiln wrote — packs no manifest names, manifests
+ * registry's recent views), the packs of loose slices, the registries, the memoised reports of
+ * views that still have a manifest, and the memoised head dependency graphs of this format written in
+ * the last week (affected/closure-memo.ts; a lookup does not refresh an entry: one removed costs
+ * its head one computation). Everything else kiln wrote — packs no manifest names, manifests
  * and reports of other extractor versions or schemas, entries of older store formats — is removed;
  * then cacache's verify reclaims content that no index entry names.
  *
@@ -11,7 +13,7 @@
  * written its manifest is protected by a grace period (entries younger than `graceMs` are kept).
  */
 import cacache from 'cacache';
-import { DIGEST_SCHEMA, EXTRACTOR_VERSION, PREVIOUS_DIGEST_SCHEMA, STORE_FORMAT_VERSION } from '../version.js';
+import { AFFECTED_CLOSURE_FORMAT, DIGEST_SCHEMA, EXTRACTOR_VERSION, PREVIOUS_DIGEST_SCHEMA, STORE_FORMAT_VERSION } from '../version.js';
 import { decodeManifest } from './manifest.js';
 
 export interface GcOptions {
@@ -37,6 +39,8 @@ export interface GcResult {
 }
 
 const NS = `kiln/v${STORE_FORMAT_VERSION}/`;
+/** Memoised head dependency graphs (affected/closure-memo.ts) older than this are removed. */
+const CLOSURE_MEMO_AGE_MS = 7 * 24 * 3600_000;
 
 export async function collectGarbage(storeDir: string, options: GcOptions = {}): Promise<GcResult> {
   const dryRun = options.dryRun ?? false;
@@ -94,6 +98,10 @@ export async function collectGarbage(storeDir: string, options: GcOptions = {}):
       if (!r || Number(r[1]) !== EXTRACTOR_VERSION || !liveViews.has(`${r[2]}/${r[3]}`)) {
         if (!(now - e.time < grace)) remove(e, 'report of a view with no manifest');
       }
+    } else if (rest.startsWith('closure/')) {
+      // A memoised head graph is worth keeping while that head is still being compared.
+      if (!rest.startsWith(`closure/c${AFFECTED_CLOSURE_FORMAT}/`)) remove(e, 'dependency graph of another format');
+      else if (now - e.time > CLOSURE_MEMO_AGE_MS) remove(e, 'dependency graph of a head not read for a week');
     } else if (rest.startsWith('views/') && !rest.startsWith(`views/x${EXTRACTOR_VERSION}/`)) {
       remove(e, 'registry of another extractor version');
     }

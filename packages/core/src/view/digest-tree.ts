@@ -12,7 +12,7 @@ import { diagnostic, KilnError, type Diagnostic } from '../diagnostics/diagnosti
 import type { Slice } from '../facts/slice.js';
 import { fileKind, logicalModulePath } from '../parse/language.js';
 import { DEFAULT_MAX_FILE_SIZE } from '../parse/decode.js';
-import { defaultStoreDir, viewIdOf } from '../store/format.js';
+import { defaultStoreDir, viewIdOf, type GitViewState } from '../store/format.js';
 import { defaultWorkerCount, type DigestPool } from '../pool/pool.js';
 import { collectSlices } from './collect.js';
 import { declarationIdentity } from '../identity/identity.js';
@@ -81,6 +81,12 @@ export interface DigestTreeOptions {
    * known from the tree, so a blob whose content the store has seen is never read again.
    */
   tree?: FileTree;
+  /**
+   * With `tree`: which git view of the package the store keeps it under (default `git`). A caller
+   * reading two git states side by side (kiln affected: `git:base`) names the second, so each keeps
+   * its own manifest and memoised report; each looks the other's up by content.
+   */
+  gitView?: GitViewState;
 }
 
 /**
@@ -133,6 +139,7 @@ async function locate(target: string, useGit: (packageRoot: string) => Promise<b
 export async function digestTree(target: string, options: DigestTreeOptions = {}): Promise<DigestReport> {
   const t0 = performance.now();
   const tree = options.tree && options.tree.kind !== 'worktree' ? options.tree : undefined;
+  const gitView: GitViewState = options.gitView ?? 'git';
   const schema = options.digestSchema ?? DIGEST_SCHEMA;
   const maxFileSize = options.maxFileSize ?? DEFAULT_MAX_FILE_SIZE;
   const storeDir: string | null = options.store === false ? null : options.store ?? defaultStoreDir();
@@ -156,7 +163,7 @@ export async function digestTree(target: string, options: DigestTreeOptions = {}
     if (!options.files) throw new Error('digestTree: a tree other than the working tree needs `files`');
     packageRoot = resolve(target);
     files = [...new Set(options.files.filter((f) => fileKind(f)))].sort();
-    if (storeDir !== null) manifestRead = await readManifest(storeDir, viewIdOf(packageRoot, 'git'), schema);
+    if (storeDir !== null) manifestRead = await readManifest(storeDir, viewIdOf(packageRoot, gitView), schema);
     // The tree's own blob ids: exact for the bytes it serves (no checkout conversion in between).
     vouched = new Map(
       files.flatMap((f) => {
@@ -172,7 +179,7 @@ export async function digestTree(target: string, options: DigestTreeOptions = {}
     git = (options.files && useGit ? await gitTreeState(packageRoot, await buildOutputDirs(packageRoot)) : located.git) ?? undefined;
     vouched = git?.blobs;
   }
-  const viewId = viewIdOf(packageRoot, tree ? 'git' : undefined);
+  const viewId = viewIdOf(packageRoot, tree ? gitView : undefined);
   const pkg = await readPackageInfo(packageRoot, tree);
   const diagnostics: Diagnostic[] = [];
   if (pkg.invalid) diagnostics.push(diagnostic('KILN_MANIFEST_INVALID', `package.json: ${pkg.invalid}`, { file: 'package.json', producer: 'view' }));
@@ -208,7 +215,9 @@ export async function digestTree(target: string, options: DigestTreeOptions = {}
     ...(manifestRead ? { manifestRead } : {}),
     ...(tree ? { tree } : {}),
     viewId,
-    related: [viewIdOf(packageRoot, tree ? undefined : 'git')],
+    // The same package at other states, which share most contents: the working tree's view and the
+    // git views (the default one's neighbour is `git:base`, a named one's the default).
+    related: tree ? [viewIdOf(packageRoot), viewIdOf(packageRoot, gitView === 'git' ? 'git:base' : 'git')] : [viewIdOf(packageRoot, 'git'), viewIdOf(packageRoot, 'git:base')],
     diagnostics,
     ...(storeDir !== null && memoOn && !options.onSlices
       ? {

@@ -24,7 +24,7 @@
 import { join, posix } from 'node:path';
 import { diagnostic, type Diagnostic } from '../diagnostics/diagnostic.js';
 import type { Slice } from '../facts/slice.js';
-import { defaultStoreDir } from '../store/format.js';
+import { defaultStoreDir, type GitViewState } from '../store/format.js';
 import { DEFAULT_MAX_FILE_SIZE } from '../parse/decode.js';
 import { DIGEST_SCHEMA } from '../version.js';
 import { createDigestPool, defaultWorkerCount, type DigestPool } from '../pool/pool.js';
@@ -50,6 +50,8 @@ export interface WorkspaceViewOptions {
   tsconfigs?: Record<string, string>;
   /** Where the files are read from; default the working tree (`WorkspaceView.at` reads a git revision). */
   tree?: FileTree;
+  /** With a git `tree`: the store's git view its digests are kept under (digest-tree.ts `gitView`). */
+  gitView?: GitViewState;
 }
 
 /** A package as the view holds it. */
@@ -269,7 +271,7 @@ export class WorkspaceView {
       files,
       ...(this.options.store !== undefined ? { store: this.options.store } : {}),
       ...(this.options.workers === 0 ? { workers: 0 } : { pool: this.digestPool }),
-      ...(this.tree !== worktree ? { tree: this.tree } : {}),
+      ...(this.tree !== worktree ? { tree: this.tree, ...(this.options.gitView ? { gitView: this.options.gitView } : {}) } : {}),
     });
   }
 

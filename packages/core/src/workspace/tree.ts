@@ -14,16 +14,21 @@
  * - a git tree knows each file's blob id without reading it (`blobOf`): a caller that recorded
  *   (blob id → content hash) never reads that blob again (view/collect.ts);
  * - blobs are read in batches (one `git cat-file --batch` for many files) and kept: at open, every
- *   manifest, config and lockfile (what discovery, tsconfigs and resolution ask one file at a time);
+ *   manifest, config and lockfile (what discovery, tsconfigs and resolution ask one file at a time;
+ *   two trees opened as a `pair` are listed at once and share that batch and one map of blobs);
  *   `preload` before a package's sources are digested; a synchronous read of anything else (a file
  *   reach follows) reads its whole directory's blobs in one batch (a process costs 20–120 ms here, and
  *   a file's neighbours are the likeliest next reads);
+ * - what a git tree answers from disk (installed dependencies, paths outside the repository) can be
+ *   recorded (`ofTree`'s `recordDisk`): every such question with the answer it got, so a result computed from a
+ *   tree id can be kept and trusted again only while disk still answers the same (`diskAnswer`);
  * - nothing happens at import time; git runs only when a GitTree is opened or read.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { diagnostic, KilnError, type Diagnostic } from '../diagnostics/diagnostic.js';
+import { sha256Hex } from '../digest/hash.js';
 
 export type EntryKind = 'file' | 'dir';
 
@@ -125,6 +130,41 @@ export const worktree: FileTree = {
   preload: () => Promise.resolve(),
 };
 
+// ------------------------------------------------------------------------------- disk questions
+
+/** A question a git tree answered from disk: what was asked (`read`, `kind`, `list`, `real`, `link`) of which absolute path. */
+export type DiskOp = 'read' | 'kind' | 'list' | 'real' | 'link';
+
+/** An answer of the working tree, as one comparable string (a file's bytes by their sha256). */
+function encodeAnswer(op: DiskOp, value: Buffer | EntryKind | TreeEntry[] | string | boolean | undefined): string {
+  if (value === undefined) return '-';
+  if (op === 'read') return `sha256:${sha256Hex(value as Buffer)}`;
+  if (op === 'list') return JSON.stringify(value);
+  return String(value);
+}
+
+/** What the working tree answers now to a recorded disk question (compare with the recorded answer). */
+export function diskAnswer(op: DiskOp, abs: string): string {
+  switch (op) {
+    case 'read':
+      return encodeAnswer(op, worktree.readFile(abs));
+    case 'kind':
+      return encodeAnswer(op, worktree.kindOf(abs));
+    case 'list':
+      return encodeAnswer(op, worktree.list(abs));
+    case 'real':
+      return encodeAnswer(op, worktree.realpath(abs));
+    case 'link':
+      return encodeAnswer(op, worktree.isSymlink(abs));
+  }
+}
+
+/** Disk questions a git tree answered while recording: `op\0abs` → answer; `unstable` when one got two answers. */
+export interface DiskRecording {
+  answers: Map<string, string>;
+  unstable: boolean;
+}
+
 // ---------------------------------------------------------------------------------------- git tree
 
 /** Files read at open: manifests, configs (tsconfig and other JSON), workspace and lockfiles. */
@@ -140,6 +180,28 @@ const MAX_BUFFER = 1 << 30;
 
 function git(cwd: string, args: string[]): string {
   return execFileSync('git', args, { cwd, encoding: 'utf8', maxBuffer: MAX_BUFFER, timeout: GIT_TIMEOUT_MS, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+/** `git` as a child process that runs while this thread goes on (several at once): its stdout, or a rejection with its stderr. */
+function gitAsync(cwd: string, args: string[], input?: string): Promise<Buffer> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn('git', args, { cwd, timeout: GIT_TIMEOUT_MS, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    let size = 0;
+    child.stdout!.on('data', (d: Buffer) => {
+      size += d.length;
+      if (size > MAX_BUFFER) child.kill();
+      else out.push(d);
+    });
+    child.stderr!.on('data', (d: Buffer) => err.push(d));
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      if (code === 0) resolvePromise(Buffer.concat(out));
+      else reject(Object.assign(new Error(`git ${args[0]} failed (${signal ?? code})`), { stderr: Buffer.concat(err).toString('utf8') }));
+    });
+    if (input !== undefined) child.stdin!.end(input);
+  });
 }
 
 function gitFailure(e: unknown): string {
@@ -161,16 +223,27 @@ export class GitTree implements FileTree {
   private readonly files = new Map<string, GitEntry>();
   /** Repository-relative POSIX directory ('' for the top) → its entries' names, sorted. */
   private readonly dirs = new Map<string, string[]>();
-  private readonly blobs = new Map<string, Buffer>();
+  /** Blob id → bytes read so far; one map for the two trees of a `pair` (an id names one content). */
+  private readonly blobs: Map<string, Buffer>;
   /** Blobs read so far (batched and single), for tests and stats. */
   blobsRead = 0;
+  /** Entries left out of the listing because their path is not UTF-8 (KILN_GIT_PATH_NOT_UTF8). */
+  unnamed = 0;
+  /** Blobs git reported missing (a partial clone, a damaged repository): answers may be incomplete. */
+  blobsMissing = 0;
+  /** Set when the tree was opened recording (`ofTree(…, { recordDisk: true })`): its disk questions since. */
+  readonly diskRecording: DiskRecording | undefined;
 
   private constructor(
     /** The repository's top directory (absolute). */
     readonly top: string,
     readonly treeId: string,
+    recordDisk: boolean,
+    blobs: Map<string, Buffer> | undefined,
   ) {
     this.label = `git:${treeId}`;
+    this.blobs = blobs ?? new Map();
+    if (recordDisk) this.diskRecording = { answers: new Map(), unstable: false };
   }
 
   static open(workspaceRoot: string, rev: string): GitTree {
@@ -196,13 +269,40 @@ export class GitTree implements FileTree {
     return GitTree.ofTree(top, treeId);
   }
 
-  /** A tree object already resolved (its id) in the repository whose top directory is `top`. */
-  static ofTree(top: string, treeId: string): GitTree {
-    const tree = new GitTree(top, treeId);
+  /**
+   * A tree object already resolved (its id) in the repository whose top directory is `top`. With
+   * `recordDisk`, every question it answers from disk is recorded from the start (`diskRecording`):
+   * what it answers from git objects is fixed by its id, the rest is in the recording.
+   */
+  static ofTree(top: string, treeId: string, options: { recordDisk?: boolean } = {}): GitTree {
+    const tree = new GitTree(top, treeId, options.recordDisk === true, undefined);
     tree.readListing(git(top, ['ls-tree', '-r', '-t', '-z', '--full-tree', treeId]));
-    // What the compiler's hosts and discovery will ask for one at a time: manifests, configs, lockfiles.
-    tree.readBatch([...tree.files].filter(([path, e]) => e.mode !== '160000' && e.mode !== '120000' && CONFIG_FILE.test(path)).map(([, e]) => e.oid));
+    tree.readBatch(tree.configBlobs());
     return tree;
+  }
+
+  /**
+   * Two trees of one repository opened side by side (kiln affected's head and base), in fewer, overlapping
+   * git processes: both listings at once, then the configs of both in one batch. The two keep one map
+   * of blobs read (a blob id names its content: what both states hold — most manifests and configs —
+   * is read once); `recordDisk` applies to the first. The same trees as two `ofTree`.
+   */
+  static async pair(top: string, firstId: string, secondId: string, options: { recordDisk?: boolean } = {}): Promise<[GitTree, GitTree]> {
+    const list = (id: string) => gitAsync(top, ['ls-tree', '-r', '-t', '-z', '--full-tree', id]);
+    const [a, b] = await Promise.all([list(firstId), list(secondId)]);
+    const first = new GitTree(top, firstId, options.recordDisk === true, undefined);
+    const second = new GitTree(top, secondId, false, first.blobs);
+    first.readListing(a.toString('utf8'));
+    second.readListing(b.toString('utf8'));
+    // A blob the second's batch would miss is counted on the first too: its answers rest on them both.
+    const oids = [...new Set([...first.configBlobs(), ...second.configBlobs()])];
+    if (oids.length) first.takeBatch(await gitAsync(top, ['cat-file', '--batch'], oids.join('\n') + '\n'));
+    return [first, second];
+  }
+
+  /** What the compiler's hosts and discovery will ask for one at a time: manifests, configs, lockfiles (their blob ids). */
+  private configBlobs(): string[] {
+    return [...this.files].filter(([path, e]) => e.mode !== '160000' && e.mode !== '120000' && CONFIG_FILE.test(path)).map(([, e]) => e.oid);
   }
 
   private readListing(out: string): void {
@@ -215,6 +315,7 @@ export class GitTree implements FileTree {
       if (path.includes('\uFFFD')) {
         // Decoding replaced bytes that are not UTF-8: kiln names files by their text, so it cannot name this one.
         this.diagnostics.push(diagnostic('KILN_GIT_PATH_NOT_UTF8', `a path in ${this.label} is not valid UTF-8 (shown as ${JSON.stringify(path)}); it is left out of the view`, { producer: 'workspace' }));
+        this.unnamed++;
         continue;
       }
       const slash = path.lastIndexOf('/');
@@ -229,6 +330,19 @@ export class GitTree implements FileTree {
       else if (type === 'commit') this.files.set(path, { mode: '160000', oid }); // a submodule: neither file nor directory
     }
     for (const [dir, names] of children) this.dirs.set(dir, [...names].sort());
+  }
+
+  /** A disk answer, noted when recording; returned unchanged. */
+  private disk<T extends Buffer | EntryKind | TreeEntry[] | string | boolean | undefined>(op: DiskOp, abs: string, value: T): T {
+    const r = this.diskRecording;
+    if (r) {
+      const key = `${op}\u0000${abs}`;
+      const answer = encodeAnswer(op, value);
+      const had = r.answers.get(key);
+      if (had === undefined) r.answers.set(key, answer);
+      else if (had !== answer) r.unstable = true;
+    }
+    return value;
   }
 
   /** The repository-relative POSIX path of `abs`, or undefined when disk answers for it. */
@@ -293,7 +407,7 @@ export class GitTree implements FileTree {
   readFile(abs: string): Buffer | undefined {
     const at = this.lookup(abs);
     if (!at) return undefined;
-    if ('disk' in at) return worktree.readFile(at.disk);
+    if ('disk' in at) return this.disk('read', at.disk, worktree.readFile(at.disk));
     if (!at.entry || at.entry.mode === '160000') return undefined;
     try {
       return this.blob(at.entry.oid, at.rel);
@@ -309,14 +423,14 @@ export class GitTree implements FileTree {
   kindOf(abs: string): EntryKind | undefined {
     const at = this.lookup(abs);
     if (!at) return undefined;
-    if ('disk' in at) return worktree.kindOf(at.disk);
+    if ('disk' in at) return this.disk('kind', at.disk, worktree.kindOf(at.disk));
     return at.dir ? 'dir' : at.entry && at.entry.mode !== '160000' ? 'file' : undefined;
   }
 
   list(abs: string): TreeEntry[] | undefined {
     const at = this.lookup(abs);
     if (!at) return undefined;
-    if ('disk' in at) return worktree.list(at.disk);
+    if ('disk' in at) return this.disk('list', at.disk, worktree.list(at.disk));
     if (!at.dir) return undefined;
     const rel = this.relOf(this.realpath(abs))!;
     const names = this.dirs.get(rel) ?? [];
@@ -329,14 +443,14 @@ export class GitTree implements FileTree {
 
   realpath(abs: string): string {
     const rel = this.relOf(abs);
-    if (rel === undefined) return worktree.realpath(abs);
+    if (rel === undefined) return this.disk('real', abs, worktree.realpath(abs));
     const r = this.resolveRel(rel);
     return r ? join(this.top, r.rel) : resolve(abs);
   }
 
   isSymlink(abs: string): boolean {
     const rel = this.relOf(abs);
-    if (rel === undefined) return worktree.isSymlink(abs);
+    if (rel === undefined) return this.disk('link', abs, worktree.isSymlink(abs));
     return this.files.get(rel)?.mode === '120000';
   }
 
@@ -357,12 +471,17 @@ export class GitTree implements FileTree {
   private readBatch(ids: readonly string[]): void {
     const oids = [...new Set(ids.filter((o) => !this.blobs.has(o)))];
     if (!oids.length) return;
-    const out = execFileSync('git', ['cat-file', '--batch'], { cwd: this.top, input: oids.join('\n') + '\n', maxBuffer: MAX_BUFFER, timeout: GIT_TIMEOUT_MS, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.takeBatch(execFileSync('git', ['cat-file', '--batch'], { cwd: this.top, input: oids.join('\n') + '\n', maxBuffer: MAX_BUFFER, timeout: GIT_TIMEOUT_MS, stdio: ['pipe', 'pipe', 'pipe'] }));
+  }
+
+  /** Keep the blobs of a `git cat-file --batch` answer. */
+  private takeBatch(out: Buffer): void {
     let at = 0;
     while (at < out.length) {
       const nl = out.indexOf(10, at);
       const header = out.subarray(at, nl).toString('latin1').split(' ');
       if (header[1] === 'missing') {
+        this.blobsMissing++;
         at = nl + 1;
         continue;
       }
@@ -371,6 +490,23 @@ export class GitTree implements FileTree {
       this.blobsRead++;
       at = nl + 1 + size + 1;
     }
+  }
+
+  /**
+   * The repository-relative paths whose entry (mode and object id) differs between two trees of one
+   * repository, or that only one has: what `git diff --name-only --no-renames` lists between them
+   * (files, links, submodules), from the listings already read. Undefined when either tree left a
+   * path out (not UTF-8: two such names may read alike), so the caller asks git instead.
+   */
+  static changedPaths(a: GitTree, b: GitTree): string[] | undefined {
+    if (a.unnamed || b.unnamed) return undefined;
+    const out: string[] = [];
+    for (const [path, e] of a.files) {
+      const f = b.files.get(path);
+      if (!f || f.mode !== e.mode || f.oid !== e.oid) out.push(path);
+    }
+    for (const path of b.files.keys()) if (!a.files.has(path)) out.push(path);
+    return out.sort();
   }
 
   /** Every tracked file under a directory (repository-relative POSIX paths below `abs`), for listing. */
