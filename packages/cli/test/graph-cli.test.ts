@@ -3,7 +3,7 @@
  * to a temp directory. JSONL on stdout or to --out, exit codes 0/1/2, coded diagnostics on stderr, and
  * `kiln explain` for the codegraph codes.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -25,30 +25,47 @@ function kiln(...args: string[]) {
   return { code: r.status, out: r.stdout, err: r.stderr };
 }
 
+/** The same real process, without blocking: a test starts its independent commands together. */
+function kilnAsync(...args: string[]): Promise<{ code: number | null; out: string; err: string }> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, [bin, ...args], { cwd: tmp, env: { ...process.env, KILN_STORE: join(tmp, 'store') }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolvePromise({ code, out, err }));
+  });
+}
+
 describe('kiln graph export', () => {
-  it('writes the JSONL graph to stdout, or to --out with a summary; the same bytes either way', () => {
-    const r = kiln('graph', 'export', geo, '--workers', '0');
+  it('writes the JSONL graph to stdout, or to --out with a summary; the same bytes either way', async () => {
+    const [r, out] = await Promise.all([
+      kilnAsync('graph', 'export', geo, '--workers', '0'),
+      kilnAsync('graph', 'export', 'geo', '--out', 'out/geo.jsonl', '--no-store'),
+    ]);
     expect(r.code).toBe(0);
     const doc = readGraph(r.out);
     expect(doc.header).toMatchObject({ kind: 'header', mode: 'checked', package: '@fx/geo', root: '.' });
     expect(doc.records.some((x) => x.kind === 'calls')).toBe(true);
     expect(r.out).not.toContain(tmp);
-    const out = kiln('graph', 'export', 'geo', '--out', 'out/geo.jsonl', '--no-store');
     expect(out.code).toBe(0);
     expect(out.out).toMatch(/^out\/geo\.jsonl: \d+ nodes, \d+ edges \(checked, snapshot [0-9a-f]{12}\)/);
     expect(readFileSync(join(tmp, 'out/geo.jsonl'), 'utf8')).toBe(r.out);
   });
 
-  it('a type error: exit 1 with coded diagnostics in checked mode, exit 0 and diagnostic records with --allow-errors --check', () => {
+  it('a type error: exit 1 with coded diagnostics in checked mode, exit 0 and diagnostic records with --allow-errors --check', async () => {
     const dir = join(tmp, 'broken');
     cpSync(geo, dir, { recursive: true });
     writeFileSync(join(dir, 'src/types.ts'), "export interface Named {\n  name: string;\n}\nexport const n: number = 'x';\n");
-    const r = kiln('graph', 'export', dir, '--workers', '0');
+    const [r, tolerant] = await Promise.all([
+      kilnAsync('graph', 'export', dir, '--workers', '0'),
+      kilnAsync('graph', 'export', dir, '--allow-errors', '--check', '--workers', '0'),
+    ]);
     expect(r.code).toBe(1);
     expect(r.out).toBe('');
     expect(r.err).toMatch(/KILN_GRAPH_CHECK_FAILED/);
     expect(r.err).toMatch(/src\/types\.ts:4:14: error KILN_TYPESCRIPT_ERROR: TS2322/);
-    const tolerant = kiln('graph', 'export', dir, '--allow-errors', '--check', '--workers', '0');
     expect(tolerant.code).toBe(0);
     const doc = readGraph(tolerant.out);
     expect(doc.header.mode).toBe('allow-errors');
@@ -56,11 +73,14 @@ describe('kiln graph export', () => {
     expect(tolerant.err).toMatch(/TS2322/);
   });
 
-  it('a tolerant export with many errors prints the first 20 and a count; a refused one prints them all', () => {
+  it('a tolerant export with many errors prints the first 20 and a count; a refused one prints them all', async () => {
     const dir = join(tmp, 'many-errors');
     cpSync(geo, dir, { recursive: true });
     writeFileSync(join(dir, 'src/bad.ts'), Array.from({ length: 30 }, (_, i) => `export const n${i}: number = 'x${i}';\n`).join(''));
-    const tolerant = kiln('graph', 'export', dir, '--allow-errors', '--check', '--workers', '0');
+    const [tolerant, refused] = await Promise.all([
+      kilnAsync('graph', 'export', dir, '--allow-errors', '--check', '--workers', '0'),
+      kilnAsync('graph', 'export', dir, '--workers', '0'),
+    ]);
     expect(tolerant.code).toBe(0);
     const doc = readGraph(tolerant.out);
     const records = doc.records.filter((x) => x.kind === 'diagnostic' && (x as { ts_code?: string }).ts_code === 'TS2322');
@@ -69,7 +89,6 @@ describe('kiln graph export', () => {
     expect(printed.length).toBeGreaterThan(0);
     expect(printed.length).toBeLessThanOrEqual(20);
     expect(tolerant.err).toMatch(/… and \d+ more diagnostic\(s\), recorded in the graph/);
-    const refused = kiln('graph', 'export', dir, '--workers', '0');
     expect(refused.code).toBe(1);
     expect(refused.err.match(/KILN_TYPESCRIPT_ERROR: TS2322/g)).toHaveLength(30);
   });
@@ -93,23 +112,32 @@ describe('kiln graph export', () => {
     expect(kiln('graph', 'export', dir, '--allow-errors', '--workers', '0').out).toBe(r.out);
   });
 
-  it('usage errors exit 2; a missing path or tsconfig exits 1 with a code', () => {
-    expect(kiln('graph', 'export').code).toBe(2);
-    expect(kiln('graph', 'export', geo, '--workers', 'many').code).toBe(2);
-    expect(kiln('graph', 'export', geo, '--frobnicate').code).toBe(2);
-    const missing = kiln('graph', 'export', join(tmp, 'nope'));
+  it('usage errors exit 2; a missing path or tsconfig exits 1 with a code', async () => {
+    const [noPath, badWorkers, badOption, missing, noConfig, help] = await Promise.all([
+      kilnAsync('graph', 'export'),
+      kilnAsync('graph', 'export', geo, '--workers', 'many'),
+      kilnAsync('graph', 'export', geo, '--frobnicate'),
+      kilnAsync('graph', 'export', join(tmp, 'nope')),
+      kilnAsync('graph', 'export', geo, '--tsconfig', 'tsconfig.nope.json'),
+      kilnAsync('graph', 'export', '--help'),
+    ]);
+    expect(noPath.code).toBe(2);
+    expect(badWorkers.code).toBe(2);
+    expect(badOption.code).toBe(2);
     expect(missing.code).toBe(1);
     expect(missing.err).toMatch(/KILN_NOT_FOUND/);
-    const noConfig = kiln('graph', 'export', geo, '--tsconfig', 'tsconfig.nope.json');
     expect(noConfig.code).toBe(1);
     expect(noConfig.err).toMatch(/KILN_TSCONFIG_NOT_FOUND/);
-    expect(kiln('graph', 'export', '--help').out).toMatch(/--allow-errors/);
-    expect(kiln('graph', 'export', '--help').out).toMatch(/--check/);
+    // One help text, both options in it.
+    expect(help.out).toMatch(/--allow-errors/);
+    expect(help.out).toMatch(/--check/);
   });
 
-  it('kiln explain knows the codegraph codes', () => {
-    for (const code of ['KILN_GRAPH_CHECK_FAILED', 'KILN_GRAPH_INVALID', 'KILN_GRAPH_UNCHECKED', 'KILN_GRAPH_UNSUPPORTED_SCHEMA']) {
-      const r = kiln('explain', code);
+  it('kiln explain knows the codegraph codes', async () => {
+    const codes = ['KILN_GRAPH_CHECK_FAILED', 'KILN_GRAPH_INVALID', 'KILN_GRAPH_UNCHECKED', 'KILN_GRAPH_UNSUPPORTED_SCHEMA'];
+    const runs = await Promise.all(codes.map((code) => kilnAsync('explain', code)));
+    for (const [i, code] of codes.entries()) {
+      const r = runs[i]!;
       expect(r.code).toBe(0);
       expect(r.out).toMatch(new RegExp(`^${code} \\((error|warning)\\)`));
       expect(r.out).toMatch(/How to fix it: /);

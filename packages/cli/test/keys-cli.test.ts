@@ -2,7 +2,7 @@
  * `kiln keys` and `kiln explain-miss` as a user runs them, on a copy of the fixture workspace: without
  * Nx, in an npm workspace and a pnpm workspace alike.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -20,6 +20,19 @@ afterAll(() => rm(tmp, { recursive: true, force: true }));
 function kiln(cwd: string, ...args: string[]) {
   const r = spawnSync(process.execPath, [bin, ...args], { cwd, encoding: 'utf8', env: { ...process.env, KILN_STORE: join(tmp, 'store') } });
   return { code: r.status, out: r.stdout, err: r.stderr };
+}
+
+/** The same real process, without blocking: a test starts its independent commands together. */
+function kilnAsync(cwd: string, ...args: string[]): Promise<{ code: number | null; out: string; err: string }> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, [bin, ...args], { cwd, env: { ...process.env, KILN_STORE: join(tmp, 'store') }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolvePromise({ code, out, err }));
+  });
 }
 
 /** The fixture workspace; `bare`: without the libraries' own build targets (kiln's executor builds them). */
@@ -40,12 +53,12 @@ async function workspace(name: string, { bare = false } = {}): Promise<string> {
 describe('kiln keys', () => {
   it('prints every package key with its components, text and JSON, with no absolute path', async () => {
     const ws = await workspace('keys');
-    const text = kiln(ws, 'keys');
+    const [text, jsonRun] = await Promise.all([kilnAsync(ws, 'keys'), kilnAsync(ws, 'keys', '--format', 'json')]);
     expect(text.code).toBe(0);
     expect(text.out).toMatch(/^npm workspace: 5 projects/m);
     expect(text.out).toMatch(/@fx\/left {2}\(libs\/left\) {2}build key [0-9a-f]{12}/);
     expect(text.out).toMatch(/dependency {3}@fx\/base {2}surface [0-9a-f]{12} \(surface, 9 exports\)/);
-    const json = JSON.parse(kiln(ws, 'keys', '--format', 'json').out);
+    const json = JSON.parse(jsonRun.out);
     expect(json.projects).toHaveLength(5);
     expect(json.projects[0].components.toolchain.typescript).toBe('5.9.3');
     expect(JSON.stringify(json)).not.toContain(tmp);
@@ -80,8 +93,9 @@ describe('kiln keys', () => {
       join(pnpmWs, 'pnpm-lock.yaml'),
       "lockfileVersion: '9.0'\n\nimporters:\n\n  .:\n    devDependencies:\n      typescript:\n        specifier: 5.9.3\n        version: 5.9.3\n\npackages:\n\n  typescript@5.9.3:\n    resolution: {integrity: sha512-x}\n",
     );
-    const a = JSON.parse(kiln(npmWs, 'keys', '--format', 'json').out);
-    const b = JSON.parse(kiln(pnpmWs, 'keys', '--format', 'json').out);
+    const [aRun, bRun] = await Promise.all([kilnAsync(npmWs, 'keys', '--format', 'json'), kilnAsync(pnpmWs, 'keys', '--format', 'json')]);
+    const a = JSON.parse(aRun.out);
+    const b = JSON.parse(bRun.out);
     expect(b.kind).toBe('pnpm');
     expect(b.projects.map((p: { key: string }) => p.key)).toEqual(a.projects.map((p: { key: string }) => p.key));
   });
@@ -122,8 +136,9 @@ describe('kiln explain-miss', () => {
     const never = JSON.parse(kiln(ws, 'explain-miss', '@fx/base:build', '--format', 'json').out);
     expect(never).toMatchObject({ status: 'never-built', keyed: 'package.json#nx (nx:run-commands)' });
     // What the plugin's postTasksExecution records after a run: the key each task ran with.
-    for (const lib of ['base', 'left']) {
-      const k = JSON.parse(kiln(ws, 'explain-miss', `@fx/${lib}:build`, '--format', 'json').out).key;
+    const runs = await Promise.all(['base', 'left'].map((lib) => kilnAsync(ws, 'explain-miss', `@fx/${lib}:build`, '--format', 'json')));
+    for (const [i, lib] of ['base', 'left'].entries()) {
+      const k = JSON.parse(runs[i]!.out).key;
       await recordBuilt(ws, `@fx/${lib}`, 'build', k);
     }
     expect(JSON.parse(kiln(ws, 'explain-miss', '@fx/left:build', '--format', 'json').out).status).toBe('hit');
@@ -138,11 +153,14 @@ describe('kiln explain-miss', () => {
 
   it('rejects bad specs with exit 2 and unknown projects with exit 1', async () => {
     const ws = await workspace('bad');
-    expect(kiln(ws, 'explain-miss', 'nocolon').code).toBe(2);
-    const other = kiln(ws, 'explain-miss', '@fx/base:test');
+    const [noColon, other, unknown] = await Promise.all([
+      kilnAsync(ws, 'explain-miss', 'nocolon'),
+      kilnAsync(ws, 'explain-miss', '@fx/base:test'),
+      kilnAsync(ws, 'explain-miss', '@fx/nope:build'),
+    ]);
+    expect(noColon.code).toBe(2);
     expect(other.code).toBe(0);
     expect(other.out).toMatch(/^@fx\/base:test: not keyed by kiln — the project defines no "test" target/);
-    const unknown = kiln(ws, 'explain-miss', '@fx/nope:build');
     expect(unknown.code).toBe(1);
     expect(unknown.err).toMatch(/KILN_NOT_FOUND/);
   });

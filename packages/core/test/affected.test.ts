@@ -24,7 +24,7 @@ import { git, tempDirs } from './lib/git-repo.js';
 const tempDir = tempDirs('kiln-affected-');
 
 const tsconfig = JSON.stringify({
-  compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, declaration: true, rootDir: 'src', outDir: 'dist', types: [], skipLibCheck: true },
+  compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, declaration: true, rootDir: 'src', outDir: 'dist', types: [], lib: ['ES2022'], skipLibCheck: true },
   include: ['src'],
   exclude: ['src/**/*.test.ts'],
 });

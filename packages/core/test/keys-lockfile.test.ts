@@ -36,7 +36,7 @@ const LOCKFILE: Record<Format, [fixtureExt: string, name: string]> = {
 };
 
 const TSCONFIG = (types: string[]) =>
-  JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, declaration: true, rootDir: 'src', outDir: 'dist', types, skipLibCheck: true }, include: ['src'] });
+  JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, declaration: true, rootDir: 'src', outDir: 'dist', types, lib: ['ES2022'], skipLibCheck: true }, include: ['src'] });
 
 /** The workspace the fixtures were generated for (manifests as in generate.sh), with sources. */
 function workspace(format: Format): Record<string, string> {

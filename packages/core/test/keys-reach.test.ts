@@ -12,7 +12,7 @@ afterAll(disposeScenarios);
 
 const TSCONFIG = (extra: Record<string, unknown> = {}, top: Record<string, unknown> = {}) =>
   JSON.stringify({
-    compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, declaration: true, rootDir: 'src', outDir: 'dist', types: [], skipLibCheck: true, ...extra },
+    compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, declaration: true, rootDir: 'src', outDir: 'dist', types: [], lib: ['ES2022'], skipLibCheck: true, ...extra },
     include: ['src'],
     ...top,
   });

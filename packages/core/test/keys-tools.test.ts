@@ -99,7 +99,7 @@ async function expectMiss(name: string, c: ToolCase, edit: Edit) {
 }
 
 const pkg = (name: string, extra: Record<string, unknown> = {}) => JSON.stringify({ name, version: '1.0.0', type: 'module', ...extra }, null, 2);
-const TSCONFIG = JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'ESNext', moduleResolution: 'Bundler', strict: true, declaration: true, skipLibCheck: true, types: [] }, include: ['src'] });
+const TSCONFIG = JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'ESNext', moduleResolution: 'Bundler', strict: true, declaration: true, skipLibCheck: true, types: [], lib: ['ES2022'] }, include: ['src'] });
 const BASE_TS = `function normalize(s: string): string {\n  return s.trim();\n}\nexport function greet(name: string): string {\n  return \`Hello, \${normalize(name)}\`;\n}\n`;
 const APP_TS = `import { greet } from '@x/base';\n// the app\nexport const hello = (n: string) => greet(n);\nexport function shout(n: string): string {\n  return hello(n).toUpperCase();\n}\n`;
 
@@ -242,10 +242,10 @@ describe('plain tsc from a script (never bundles)', () => {
     files: {
       'package.json': JSON.stringify({ name: 'ws', private: true, workspaces: ['packages/*'] }),
       'packages/base/package.json': pkg('@x/base', { exports: { '.': { types: './dist/index.d.ts', default: './dist/index.js' } }, scripts: { build: 'tsc -p tsconfig.json' } }),
-      'packages/base/tsconfig.json': JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', strict: true, declaration: true, outDir: 'dist', rootDir: 'src', types: [] }, include: ['src'] }),
+      'packages/base/tsconfig.json': JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', strict: true, declaration: true, outDir: 'dist', rootDir: 'src', types: [], lib: ['ES2022'], skipLibCheck: true }, include: ['src'] }),
       'packages/base/src/index.ts': BASE_TS,
       'packages/app/package.json': pkg('@x/app', { dependencies: { '@x/base': '*' }, scripts: { build: 'tsc -p tsconfig.json' } }),
-      'packages/app/tsconfig.json': JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', strict: true, declaration: true, outDir: 'dist', rootDir: 'src', types: [] }, include: ['src'] }),
+      'packages/app/tsconfig.json': JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', strict: true, declaration: true, outDir: 'dist', rootDir: 'src', types: [], lib: ['ES2022'], skipLibCheck: true }, include: ['src'] }),
       'packages/app/src/index.ts': APP_TS,
     },
     builds: [

@@ -20,7 +20,7 @@ import { git, tempDirs } from './lib/git-repo.js';
 const tempDir = tempDirs('kiln-gittree-');
 
 const TSCONFIG_BASE = JSON.stringify({
-  compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, declaration: true, skipLibCheck: true, types: [], resolveJsonModule: true },
+  compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, declaration: true, skipLibCheck: true, types: [], lib: ['ES2022'], resolveJsonModule: true },
 });
 const tsconfig = (extra: Record<string, unknown> = {}, top: Record<string, unknown> = {}) =>
   JSON.stringify({ extends: '../../tsconfig.base.json', compilerOptions: { rootDir: 'src', outDir: 'dist', ...extra }, include: ['src/**/*'], exclude: ['src/**/*.test.ts'], ...top });

@@ -8,16 +8,16 @@
  * runs from the installed CLI.
  *
  * pnpm and yarn are installed from the npm registry (pinned in tools/testing/fresh-workspace.mjs) and
- * put first on PATH. The three workspaces install at once (mostly waiting on the network and disk).
+ * put first on PATH, while kiln is packed. The three workspaces install at once (mostly waiting on the
+ * network and disk).
  */
 import { copyFile, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { packSelfContained } from '../../../tools/pack.mjs';
 import { freshEnv, freshWorkspace, packageManagers, type FreshWorkspace } from '../../../tools/testing/fresh-workspace.mjs';
-import { KILN_ROOT } from '../../../tools/testing/workspace.mjs';
+import { exec, KILN_ROOT } from '../../../tools/testing/workspace.mjs';
 
 const NX = '24.0.6';
 type Pm = 'npm' | 'pnpm' | 'yarn';
@@ -45,11 +45,26 @@ let tmp: string;
 let commands: Record<Pm, string[]>;
 const installs = new Map<Pm, Promise<{ ws: FreshWorkspace; ms: number }>>();
 
+/**
+ * tools/pack.mjs's packSelfContained for each name, in a child process (it is synchronous: run here it
+ * would hold this process while the package managers install); the tarballs' paths.
+ */
+async function packInChild(dest: string, names: string[]): Promise<string[]> {
+  const r = await exec(process.execPath, [join(KILN_ROOT, 'tools/pack.mjs'), dest, ...names], { cwd: KILN_ROOT, timeoutMs: 300_000 });
+  if (r.code !== 0) throw new Error(`packing ${names.join(', ')} failed:\n${r.output}`);
+  const files = r.stdout.trim().split('\n').map((line) => JSON.parse(line) as { name: string; file: string });
+  if (files.map((f) => f.name).join() !== names.join()) throw new Error(`packing ${names.join(', ')} gave ${r.stdout}`);
+  return files.map((f) => f.file);
+}
+
 beforeAll(async () => {
   tmp = await mkdtemp(join(tmpdir(), 'kiln-install-'));
   commands = await documentedCommands();
-  const path = await packageManagers(join(tmp, 'pms'));
-  const tarballs = [packSelfContained('@kiln/nx', join(tmp, 'tgz')), packSelfContained('@kiln/cli', join(tmp, 'tgz'))];
+  // The package managers install and kiln packs at once; each workspace waits only for what it needs.
+  const pms = packageManagers(join(tmp, 'pms'));
+  const packed = packInChild(join(tmp, 'tgz'), ['@kiln/nx', '@kiln/cli']);
+  pms.catch(() => {});
+  packed.catch(() => {});
   let active = 0;
   const waiting: (() => void)[] = [];
   for (const pm of PMS) {
@@ -59,6 +74,7 @@ beforeAll(async () => {
         if (active >= 3) await new Promise<void>((r) => waiting.push(r));
         active++;
         try {
+          const path = await pms;
           // yarn 1 keys a local tarball in its cache by file name: a fresh cache, or a repacked
           // same-version tarball would come from an earlier run.
           const env = freshEnv({ path, yarnCache: join(tmp, 'yarn-cache') });
@@ -69,6 +85,7 @@ beforeAll(async () => {
             const before = await ws.run(pm, ['install'], 300_000);
             if (before.code !== 0) throw new Error(`${pm} install (before kiln) failed:\n${before.output}`);
           }
+          const tarballs = await packed;
           for (const t of tarballs) await copyFile(t, join(ws.root, basename(t)));
           const [command, ...args] = commands[pm];
           const r = await ws.run(command, args, 300_000);

@@ -50,7 +50,7 @@ export const TSCONFIG_LIB = JSON.stringify(
       target: 'ES2022',
       module: 'NodeNext',
       moduleResolution: 'NodeNext',
-      lib: ['ES2022', 'DOM'],
+      lib: ['ES2022'],
       types: [],
       strict: true,
       rootDir: 'src',
