@@ -19,7 +19,7 @@ import {
   KilnError,
 } from '@kiln/core';
 import { EDGE_KINDS, NODE_KINDS, type KnownRecord } from '../dist/graph/records.js';
-import { graphSchemaPath, validateGraphRecord } from '../dist/graph/schema.js';
+import { graphSchemaPath, graphValidatorKind, validateGraphRecord } from '../dist/graph/schema.js';
 import { isOpaqueRecord, readGraph, writeGraph } from '../dist/graph/read.js';
 import { GEO, writeTree } from './lib/graph-fixtures.js';
 
@@ -114,6 +114,28 @@ describe('codegraph schema', () => {
     expect(validateGraphRecord({ ...decl, span: { ...(decl as { span: object }).span, file: '/abs/path.ts' } })).not.toBeNull();
     // Unknown kinds are opaque: anything with a kind passes.
     expect(validateGraphRecord({ kind: 'architecture_finding', anything: [1, 2] })).toBeNull();
+  });
+
+  it("the build ships a validator precompiled from exactly this schema; it judges every record as ajv compiling the schema here does", async () => {
+    expect(graphValidatorKind()).toBe('standalone');
+    const Ajv = (AjvModule as unknown as { default?: typeof AjvModule }).default ?? AjvModule;
+    const fresh = new (Ajv as unknown as new (o: object) => { compile: (s: object) => (r: unknown) => boolean })({ allErrors: false, strict: true }).compile(JSON.parse(await readFile(graphSchemaPath(), 'utf8')));
+    const samples: unknown[] = [];
+    for (const { records } of exported) {
+      for (const r of records) {
+        const o = r as unknown as Record<string, unknown>;
+        samples.push(r, { ...o, provenance: 'guessed' }, { ...o, extra_field: 1 }, { ...o, id: 42 });
+      }
+    }
+    let valid = 0;
+    for (const r of samples) {
+      const ok = fresh(r);
+      if (ok) valid++;
+      expect(validateGraphRecord(r) === null, JSON.stringify(r).slice(0, 200)).toBe(ok);
+    }
+    // Both verdicts occur: a judge that says yes (or no) to everything would agree by accident.
+    expect(valid).toBeGreaterThan(0);
+    expect(valid).toBeLessThan(samples.length);
   });
 });
 
