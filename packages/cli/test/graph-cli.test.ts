@@ -3,11 +3,12 @@
  * to a temp directory. JSONL on stdout or to --out, exit codes 0/1/2, coded diagnostics on stderr, and
  * `kiln explain` for the codegraph codes.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawnAsync, type Ran } from './lib/spawn-async.js';
 import { readGraph } from '../../core/dist/graph/read.js';
 import { GEO, writeTree } from '../../core/test/lib/graph-fixtures.js';
 
@@ -26,16 +27,8 @@ function kiln(...args: string[]) {
 }
 
 /** The same real process, without blocking: a test starts its independent commands together. */
-function kilnAsync(...args: string[]): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], { cwd: tmp, env: { ...process.env, KILN_STORE: join(tmp, 'store') }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolvePromise({ code, out, err }));
-  });
+function kilnAsync(...args: string[]): Promise<Ran> {
+  return spawnAsync(process.execPath, [bin, ...args], { cwd: tmp, env: { ...process.env, KILN_STORE: join(tmp, 'store') } });
 }
 
 describe('kiln graph export', () => {

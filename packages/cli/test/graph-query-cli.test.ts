@@ -3,11 +3,12 @@
  * built bin in a real process on fixtures/graph/shop (exported on the spot, or from a JSONL file),
  * text and JSON, exit codes 0/1/2, coded diagnostics on stderr, `kiln explain` for the new codes.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawnAsync, type Ran } from './lib/spawn-async.js';
 
 const root = resolve(__dirname, '../../..');
 const bin = join(root, 'packages/cli/bin/kiln.js');
@@ -25,16 +26,8 @@ function kiln(...args: string[]) {
  * The same real process, without blocking: a test starts its independent commands (reads of the
  * exported graph file, usage errors) together and asserts on each result.
  */
-function kilnAsync(...args: string[]): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], { cwd: tmp, env: { ...process.env, KILN_STORE: join(tmp, 'store') }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolvePromise({ code, out, err }));
-  });
+function kilnAsync(...args: string[]): Promise<Ran> {
+  return spawnAsync(process.execPath, [bin, ...args], { cwd: tmp, env: { ...process.env, KILN_STORE: join(tmp, 'store') } });
 }
 
 beforeAll(() => {

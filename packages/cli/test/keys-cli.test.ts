@@ -2,11 +2,12 @@
  * `kiln keys` and `kiln explain-miss` as a user runs them, on a copy of the fixture workspace: without
  * Nx, in an npm workspace and a pnpm workspace alike.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawnAsync, type Ran } from './lib/spawn-async.js';
 import { recordBuilt } from '@kiln/core';
 
 const root = resolve(__dirname, '../../..');
@@ -23,16 +24,8 @@ function kiln(cwd: string, ...args: string[]) {
 }
 
 /** The same real process, without blocking: a test starts its independent commands together. */
-function kilnAsync(cwd: string, ...args: string[]): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], { cwd, env: { ...process.env, KILN_STORE: join(tmp, 'store') }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolvePromise({ code, out, err }));
-  });
+function kilnAsync(cwd: string, ...args: string[]): Promise<Ran> {
+  return spawnAsync(process.execPath, [bin, ...args], { cwd, env: { ...process.env, KILN_STORE: join(tmp, 'store') } });
 }
 
 /** The fixture workspace; `bare`: without the libraries' own build targets (kiln's executor builds them). */
