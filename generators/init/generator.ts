@@ -4,7 +4,8 @@
  * `targetDefaults.build.inputs` (e.g. `production`) would put raw source bytes back into the hash:
  * a filtered default for projects tagged `kiln-keyed` keeps kiln's inputs for the targets the
  * workspace defines (lib/target-defaults.ts), and a default keyed by kiln's executor keeps
- * `inputs: []` for kiln's own build targets (added only with `--addBuildTargets`). Idempotent:
+ * `inputs: [{ externalDependencies: [] }]` for kiln's own build targets (added only with
+ * `--addBuildTargets`; an `inputs: []` an earlier kiln wrote is upgraded to it). Idempotent:
  * running it twice changes nothing.
  *
  * First of all it checks that kiln can run in the workspace (its Nx version, this Node.js): where it
@@ -80,8 +81,13 @@ export default async function initGenerator(tree: Tree, options: InitGeneratorSc
     nxJson.plugins = plugins.map((p, i) => (i === index ? merged : p));
   }
   const defaults = nxJson.targetDefaults ?? {};
-  if (!defaults[EXECUTOR]) {
-    nxJson.targetDefaults = { ...defaults, [EXECUTOR]: { inputs: [], cache: true, dependsOn: ['^build'] } };
+  const mine = defaults[EXECUTOR] as { inputs?: unknown } | undefined;
+  if (!mine) {
+    nxJson.targetDefaults = { ...defaults, [EXECUTOR]: { inputs: [{ externalDependencies: [] }], cache: true, dependsOn: ['^build'] } };
+  } else if (Array.isArray(mine.inputs) && mine.inputs.length === 0) {
+    // What an earlier kiln wrote: with no externalDependencies input Nx hashes every external
+    // dependency, so any lockfile change reran every kiln build. Upgraded in place, nothing else touched.
+    nxJson.targetDefaults = { ...defaults, [EXECUTOR]: { ...mine, inputs: [{ externalDependencies: [] }] } };
   }
   const major = nxMajor(tree.root);
   const keyed = withKeyedTargetDefaults(nxJson.targetDefaults as Record<string, unknown>, targets, major === undefined || major >= 24);

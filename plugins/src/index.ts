@@ -58,6 +58,14 @@ export { KILN_KEYED_TAG };
 
 export const KILN_BUILD_EXECUTOR = '@kiln/nx:build';
 
+/**
+ * The inputs of a target kiln's executor builds: no files (the key in its options covers every file a
+ * build reads) and no external dependencies. `inputs: []` is not enough: with no `externalDependencies`
+ * input Nx hashes `AllExternalDependencies` for a non-`@nx` executor, so any lockfile change anywhere
+ * reran every kiln build (the key already holds the versions its sources and its compiler resolve).
+ */
+const KILN_BUILD_INPUTS = [{ externalDependencies: [] }];
+
 type Core = typeof import('@kiln/core');
 let corePromise: Promise<Core> | undefined;
 /** @kiln/core, loaded only when keys must be computed (its import costs more than a memo hit). */
@@ -178,7 +186,7 @@ export const createNodesV2: CreateNodesV2<KilnPluginOptions> = [
             // unkeyed: Nx hashes it as usual (no semantic hits, never a wrong one).
             const keyedFile = key.components?.tsconfig?.file;
             if (!keyedFile || (def.tsconfig !== undefined && def.tsconfig !== keyedFile) || def.tsconfigConfigurations?.length) continue;
-            targets[name] = { options: { kilnKey: key.key, tsConfig: `{projectRoot}/${keyedFile}` }, inputs: [] };
+            targets[name] = { options: { kilnKey: key.key, tsConfig: `{projectRoot}/${keyedFile}` }, inputs: KILN_BUILD_INPUTS };
           }
         }
         const buildName = options?.buildTargetName ?? 'build';
@@ -223,7 +231,7 @@ function buildTarget(core: Core, workspaceRoot: string, root: string, key: Proje
   return {
     executor: KILN_BUILD_EXECUTOR,
     // Everything a build's output can depend on is in the key; raw bytes are not inputs.
-    inputs: [],
+    inputs: KILN_BUILD_INPUTS,
     outputs: [output],
     dependsOn: [`^${options?.buildTargetName ?? 'build'}`],
     cache: true,

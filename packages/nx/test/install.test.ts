@@ -121,7 +121,7 @@ describe.each(PMS)('%s', (pm) => {
     const show = await ws.nx(['show', 'project', '@fresh/b', '--json']);
     expect(show.code, show.output).toBe(0);
     const b = JSON.parse(show.stdout);
-    expect(b.targets.build).toMatchObject({ executor: '@kiln/nx:build', inputs: [] });
+    expect(b.targets.build).toMatchObject({ executor: '@kiln/nx:build', inputs: [{ externalDependencies: [] }] });
     expect(b.targets.build.options.kilnKey).toMatch(/^[0-9a-f]{32}$/);
 
     // A build through the installed executor: on pnpm, whose layout differs most (the vendored

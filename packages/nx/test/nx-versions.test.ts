@@ -95,7 +95,7 @@ describe.each(RUN)('Nx %s', (_major, version) => {
     expect(Object.keys(g.nodes).sort()).toEqual(['@fresh/a', '@fresh/b', '@fresh/c']);
     for (const name of ['@fresh/a', '@fresh/b']) {
       const build = g.nodes[name].data.targets.build;
-      expect(build, name).toMatchObject({ executor: '@kiln/nx:build', inputs: [] });
+      expect(build, name).toMatchObject({ executor: '@kiln/nx:build', inputs: [{ externalDependencies: [] }] });
       expect(build.options.kilnKey, name).toMatch(/^[0-9a-f]{32}$/);
       expect(g.nodes[name].data.targets.codegraph?.executor, name).toBe('@kiln/nx:codegraph');
     }

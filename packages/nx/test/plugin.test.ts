@@ -90,7 +90,7 @@ describe('createNodesV2', () => {
     const base = byFile.get('libs/base/package.json')!.projects!['libs/base']!.targets!.build!;
     expect(base).toMatchObject({
       executor: '@kiln/nx:build',
-      inputs: [],
+      inputs: [{ externalDependencies: [] }],
       outputs: ['{projectRoot}/dist'],
       dependsOn: ['^build'],
       cache: true,
@@ -160,7 +160,7 @@ describe('init generator', () => {
     await initGenerator(tree, { skipFormat: true });
     const first = readJson(tree, 'nx.json');
     expect(first.plugins).toContain('@kiln/nx');
-    expect(first.targetDefaults['@kiln/nx:build']).toEqual({ inputs: [], cache: true, dependsOn: ['^build'] });
+    expect(first.targetDefaults['@kiln/nx:build']).toEqual({ inputs: [{ externalDependencies: [] }], cache: true, dependsOn: ['^build'] });
     // The workspace's own build default stays first; kiln's filtered entry wins for keyed projects.
     const build = first.targetDefaults.build as unknown[];
     expect(Array.isArray(build)).toBe(true);
@@ -169,6 +169,21 @@ describe('init generator', () => {
     await initGenerator(tree, { skipFormat: true });
     expect(readJson(tree, 'nx.json')).toEqual(first);
     expect(first.plugins.filter((p: unknown) => p === '@kiln/nx')).toHaveLength(1);
+  });
+
+  it("upgrades the executor default an earlier kiln wrote (inputs: [] hashed every external dependency), keeping the rest of it", async () => {
+    const tree = createTreeWithEmptyWorkspace();
+    const nx = readJson(tree, 'nx.json');
+    nx.targetDefaults = { '@kiln/nx:build': { inputs: [], cache: true, dependsOn: ['^build'], outputs: ['{options.outputPath}'] } };
+    tree.write('nx.json', JSON.stringify(nx));
+    await initGenerator(tree, { skipFormat: true });
+    expect(readJson(tree, 'nx.json').targetDefaults['@kiln/nx:build']).toEqual({ inputs: [{ externalDependencies: [] }], cache: true, dependsOn: ['^build'], outputs: ['{options.outputPath}'] });
+    // A default the workspace chose itself is left alone.
+    const own = readJson(tree, 'nx.json');
+    own.targetDefaults['@kiln/nx:build'] = { inputs: ['production'] };
+    tree.write('nx.json', JSON.stringify(own));
+    await initGenerator(tree, { skipFormat: true });
+    expect(readJson(tree, 'nx.json').targetDefaults['@kiln/nx:build']).toEqual({ inputs: ['production'] });
   });
 
   it('keeps environment and runtime inputs of the workspace default in its entry; --addBuildTargets and --targets become plugin options', async () => {
