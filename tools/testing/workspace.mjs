@@ -330,6 +330,26 @@ export class Workspace {
     await this.writeJson(rel, result === undefined ? value : result);
   }
 
+  /**
+   * What `npm install -D acorn@8.19.0 -w <lib>` leaves: the library's manifest and the lockfile (its
+   * importer and the package entry) name acorn, a package no fixture source imports.
+   */
+  async addAcornDevDependency(lib) {
+    await this.editJson(`${lib}/package.json`, (j) => {
+      j.devDependencies = { ...j.devDependencies, acorn: '^8.19.0' };
+    });
+    await this.editJson('package-lock.json', (lock) => {
+      lock.packages[lib].devDependencies = { acorn: '^8.19.0' };
+      lock.packages['node_modules/acorn'] = {
+        version: '8.19.0',
+        resolved: 'https://registry.npmjs.org/acorn/-/acorn-8.19.0.tgz',
+        integrity: 'sha512-oJlA3XiRm7Cyk6qFD2Jn8ak9B7jSy0qy00ADO3+8dpT0LSjFihQYv4C02LFCSYJV3Q37xYwwRy5m+IpIiUzqWw==',
+        dev: true,
+        license: 'MIT',
+      };
+    });
+  }
+
   async remove(rel) {
     await rm(this.path(rel), { recursive: true, force: true });
   }

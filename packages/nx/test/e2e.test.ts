@@ -196,22 +196,7 @@ describe('nx build with kiln keys (real Nx, real git)', () => {
   });
 
   it('l. a devDependency no source imports, added to one library: every build is a hit (Nx hashes no AllExternalDependencies for kiln\'s builds)', async () => {
-    // As `npm install -D acorn -w libs/tail` would leave it: the manifest and the lockfile change.
-    const r = await buildAfter(async () => {
-      await ws.editJson('libs/tail/package.json', (j: { devDependencies?: Record<string, string> }) => {
-        j.devDependencies = { ...j.devDependencies, acorn: '^8.19.0' };
-      });
-      await ws.editJson('package-lock.json', (lock: { packages: Record<string, { devDependencies?: Record<string, string> }> }) => {
-        lock.packages['libs/tail']!.devDependencies = { acorn: '^8.19.0' };
-        lock.packages['node_modules/acorn'] = {
-          version: '8.19.0',
-          resolved: 'https://registry.npmjs.org/acorn/-/acorn-8.19.0.tgz',
-          integrity: 'sha512-oJlA3XiRm7Cyk6qFD2Jn8ak9B7jSy0qy00ADO3+8dpT0LSjFihQYv4C02LFCSYJV3Q37xYwwRy5m+IpIiUzqWw==',
-          dev: true,
-          license: 'MIT',
-        } as never;
-      });
-    });
+    const r = await buildAfter(() => ws.addAcornDevDependency('libs/tail'));
     // kiln's key holds the versions a library's sources and compiler resolve; acorn is neither.
     expect(r.executed).toEqual([]);
   });
