@@ -2,8 +2,9 @@
  * The kiln `build` executor: compiles a TypeScript library into what its package.json publishes —
  * every layout its `exports`/`main`/`module`/`types`/`bin` name (ESM and CommonJS, `.d.ts`/`.d.cts`),
  * JavaScript without non-meaningful comments, `.d.ts` with JSDoc, source maps; tests and tool configs
- * left out — into the target's declared outputs. Thin: normalise the options, make one core call
- * (`compileProject`, packages/core/src/compile/), print its diagnostics, return `{ success }`.
+ * left out — into the target's declared outputs, every JS file with a debug ID. Thin: normalise the
+ * options, make one core call (`compileProject`, packages/core/src/compile/), put the debug artifacts
+ * into the local store (`ingestProjectOutputs`), print the diagnostics, return `{ success }`.
  *
  * No custom hasher (deprecated in Nx 24, removed in Nx 25): the kiln unit key reaches Nx's task hash
  * through the `kilnKey` option, which Nx hashes up front like every option; the executor ignores it.
@@ -12,7 +13,7 @@
  * which Node ≥ 20.19 loads through `require(esm)` (no top-level await here or in @kiln/core).
  */
 import type { ExecutorContext } from '@nx/devkit';
-import { compileProject, diagnostic, recordBuilt, resolveBuildOutputs, type BuildDiagnostic, type CompileOptions } from '@kiln/core';
+import { compileProject, defaultStoreDir, diagnostic, ingestProjectOutputs, recordBuilt, resolveBuildOutputs, type BuildDiagnostic, type CompileOptions } from '@kiln/core';
 import type { BuildExecutorSchema } from './schema.js';
 import { outputsCover } from '../lib/outputs.js';
 import { normalizeOptions, sharedOutputs, toWorkspacePath } from './lib/normalize-options.js';
@@ -67,6 +68,10 @@ export default async function buildExecutor(options: BuildExecutorSchema, contex
     // Remember the key this build ran with, so `kiln explain-miss` can say what moved next time.
     await recordBuilt(o.workspaceRoot, context.projectName, context.targetName, options.kilnKey).catch(() => undefined);
   }
+  // Debug artifacts (SPEC §8): the maps, their retained sources and a declaration index go into the
+  // local debug store by debug ID. A failure is a warning: the build's outputs are already right.
+  const debug = await ingestProjectOutputs({ storeDir: defaultStoreDir(), workspaceRoot: o.workspaceRoot, projectRoot: o.projectRoot, files: result.emitted });
+  for (const d of debug.diagnostics) console.warn(formatBuildDiagnostic(d));
   const layouts = result.layouts.filter((l) => l.kind === 'js').map((l) => `${l.format === 'esm' ? 'ESM' : 'CommonJS'} ${l.dir}/*${l.ext}`);
   console.log(
     `kiln build ${project}: ${result.emitted.length} files into ${result.outputDirs.join(', ')} (${layouts.join(', ')}; TypeScript ${result.typescript.version}, ${result.tsconfig}${

@@ -46,7 +46,7 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
 
 /** Every command, in the order `kiln --help` lists them. */
 async function registerAll(program: Command, io: Io, setExit: SetExit): Promise<void> {
-  const [digest, diff, keys, explainMiss, storeGc, affected, graphExport, graphQuery, mcp, explain] = await Promise.all([
+  const [digest, diff, keys, explainMiss, storeGc, affected, graphExport, graphQuery, mcp, explain, symbolicate, debugIds] = await Promise.all([
     import('./commands/digest.js'),
     import('./commands/diff.js'),
     import('./commands/keys.js'),
@@ -57,6 +57,8 @@ async function registerAll(program: Command, io: Io, setExit: SetExit): Promise<
     import('./commands/graph-query.js'),
     import('./commands/mcp.js'),
     import('./commands/explain.js'),
+    import('./commands/symbolicate.js'),
+    import('./commands/debug-ids.js'),
   ]);
   digest.registerDigest(program, io, setExit);
   diff.registerDiff(program, io, setExit);
@@ -64,6 +66,8 @@ async function registerAll(program: Command, io: Io, setExit: SetExit): Promise<
   explainMiss.registerExplainMiss(program, io);
   storeGc.registerStoreGc(program, io);
   affected.registerAffected(program, io, setExit);
+  symbolicate.registerSymbolicate(program, io, setExit);
+  debugIds.registerDebugIds(program, io);
 
   const graph = program.command('graph').description('the codegraph: a versioned JSONL record of files, modules, declarations, imports, references and calls');
   graphExport.registerGraphExport(graph, io, setExit);

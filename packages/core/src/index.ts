@@ -56,3 +56,6 @@ export { formatSummaryText, formatFindText, formatModuleText, formatNeighborsTex
 // graph/context/: freshness and context packs.
 export { checkFreshness, type Freshness } from './graph/context/freshness.js';
 export { contextPack, explainContext, formatExplanationText, type ContextRequest, type ContextOptions, type ContextResult, type ContextExplanation } from './graph/context/context-pack.js';
+
+// debug artifacts: debug IDs, the debug store, symbolication (SPEC §8)
+export * from './debug/index.js';

@@ -93,3 +93,10 @@ export const AFFECTED_FORMAT = 1;
  * input digest too, so a change to how edges are found needs no bump.)
  */
 export const AFFECTED_CLOSURE_FORMAT = 1;
+
+/**
+ * Layout of the debug store's entries (debug/record.ts): the `kiln/debug/v<N>/` key prefix and the
+ * `format` field of every record. A bump makes every record a miss: artifacts are ingested again from
+ * their files on first use, and `kiln store gc` removes the old entries.
+ */
+export const DEBUG_STORE_FORMAT = 1;

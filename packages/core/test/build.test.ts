@@ -113,9 +113,9 @@ describe('compileProject: a library', () => {
       const text = read(root, `dist/${f}`);
       expect(text, f).not.toContain('DROPME');
       expect(text, f).not.toMatch(/\/\*\*\s*\n\s*\* Makes a number/); // JSDoc prose is documentation, not output
-      // Every comment left is meaningful, apart from the source-map link the compiler appends.
+      // Every comment left is meaningful, apart from the debug ID (SPEC §8) and the source-map link.
       const left = listComments(text, 'js').filter((c) => !c.kept).map((c) => text.slice(c.pos, c.end));
-      expect(left, f).toEqual([`//# sourceMappingURL=${f}.map`]);
+      expect(left, f).toEqual([expect.stringMatching(/^\/\/# debugId=[0-9a-f-]{36}$/), `//# sourceMappingURL=${f}.map`]);
     }
     // Comment lookalikes inside code are code.
     expect(js).toContain('KEEPME-regex');

@@ -30,7 +30,7 @@ export function registerStoreGc(program: Command, io: Io): void {
         return;
       }
       const bytes = r.removed.reduce((s, x) => s + x.size, 0);
-      io.out(`${r.dryRun ? 'would remove' : 'removed'} ${r.removed.length} of ${r.entries} entries (${(bytes / 1e6).toFixed(2)} MB indexed${r.dryRun ? '' : `, ${(r.reclaimedBytes / 1e6).toFixed(2)} MB reclaimed`}); kept ${r.livePacks} pack(s) named by ${r.manifests} view manifest(s)`);
+      io.out(`${r.dryRun ? 'would remove' : 'removed'} ${r.removed.length} of ${r.entries} entries (${(bytes / 1e6).toFixed(2)} MB indexed${r.dryRun ? '' : `, ${(r.reclaimedBytes / 1e6).toFixed(2)} MB reclaimed`}); kept ${r.livePacks} pack(s) named by ${r.manifests} view manifest(s), ${r.debug.records} debug record(s) and ${r.debug.blobs} map/source blob(s)`);
       const byReason = new Map<string, number>();
       for (const x of r.removed) byReason.set(x.reason, (byReason.get(x.reason) ?? 0) + 1);
       for (const [reason, n] of [...byReason].sort()) io.out(`  ${String(n).padStart(5)}  ${reason}`);

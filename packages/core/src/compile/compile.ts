@@ -40,7 +40,13 @@
  *   files this build would write are removed, with a warning. A failed build therefore leaves no
  *   output that looks like its result.
  *
- * - **Forced options.** `declaration`, `sourceMap` (separate `.map` files; `inlineSourceMap` off) and
+ * - **Debug IDs and retained sources** (SPEC §8). Every JavaScript file and its map carry one debug ID
+ *   derived from their content (`//# debugId=` / `"debugId"`, debug/debug-id.ts), and every map carries
+ *   `sourcesContent` with the authored text (`inlineSources`, restored from the blanked text below), so a
+ *   map restored by a cache hit describes the source it was built from, whatever the working tree holds.
+ *
+ * - **Forced options.** `declaration`, `sourceMap` (separate `.map` files; `inlineSourceMap` off),
+ *   `inlineSources` and
  *   `removeComments: false` are forced — the build's products are defined by SPEC §5, not by the
  *   tsconfig; `noEmit`/`emitDeclarationOnly` are overridden, `noEmitOnError` is implemented as above.
  *   A `.tsbuildinfo` is never written: the Nx cache is the incremental layer, and a build-info file
@@ -64,6 +70,7 @@ import { messageSanitizer } from '../workspace/messages.js';
 import picomatch from 'picomatch';
 import { planLayouts, type Layout, type ModuleFormat } from './package-layout.js';
 import { findCjsBlockers, indexOutputs, writeLayouts } from './formats.js';
+import { injectDebugIds } from '../debug/inject.js';
 
 /**
  * Files the build does not compile or emit unless the `exclude` option says otherwise: tests, type
@@ -297,6 +304,9 @@ export async function compileProject(options: CompileOptions): Promise<CompileRe
   const laid = await layOut(ts, program, opts, projectRoot, options, outputs, result, rel, sanitize);
   if (!laid) return finish(result);
   outputs = laid;
+  // Every JS file and its map get one content-derived debug ID (debug/inject.ts), after the last
+  // transform (the CommonJS layouts) and before the files are written.
+  injectDebugIds(outputs);
   lap('emit');
 
   // ---- machine-independence check, then write
@@ -521,6 +531,7 @@ function loadBuildConfig(
     declaration: true,
     sourceMap: true,
     inlineSourceMap: false,
+    inlineSources: true, // maps retain the authored text (SPEC §8): a map restored by a cache hit still carries its source
     removeComments: false,
     noEmit: false,
     emitDeclarationOnly: false,

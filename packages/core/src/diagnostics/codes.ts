@@ -93,6 +93,52 @@ export const CODES = {
       'Files changed, were added or were deleted since the graph was exported, so the context pack (or query) describes the tree as it was then: anchors into changed files may point at the wrong lines, and their source text is left out of the pack.',
     hint: 'Re-export the graph (`kiln graph export`, or the MCP `reindex` tool), or pass the source directory instead of --graph to export it on the fly.',
   },
+  KILN_DEBUG_ID_MISMATCH: {
+    severity: 'warning',
+    title: 'A JavaScript file and its source map name different debug IDs',
+    meaning:
+      'They are not a pair: the map may describe another build of the file, so kiln stores nothing for it and frames in that file are reported unavailable rather than mapped through the wrong map.',
+    hint: 'Rebuild the package so the file and its map are written together, or run `kiln debug-ids DIR` on the output folder after the tool that wrote it.',
+  },
+  KILN_DEBUG_MAP_INVALID: {
+    severity: 'warning',
+    title: 'A source map cannot be read',
+    meaning: 'It is not JSON, or not a version 3 map with `sources` and `mappings`. Frames in its JavaScript file are reported unavailable.',
+    hint: 'Check the tool that wrote the map; rebuild the package to write it again.',
+  },
+  KILN_DEBUG_RELOCATED: {
+    severity: 'info',
+    title: 'A frame was mapped to the current source through its unchanged declaration',
+    meaning:
+      'The file changed since the artifact was built (a comment or formatting edit, a semantic cache hit), but the declaration around the frame has the same semantic digest and the same tokens, so the frame points at the same token of the current file. The line the artifact was built from is shown beside it.',
+    hint: 'Nothing to fix. Rebuild without the cache to get a map of the current text.',
+  },
+  KILN_DEBUG_SOURCES_MISSING: {
+    severity: 'warning',
+    title: 'A source map retains no text for some of its sources',
+    meaning: 'Without `sourcesContent` kiln cannot show or verify the source a frame came from; those frames are reported unavailable.',
+    hint: 'Run `kiln debug-ids DIR` after the tool that wrote the map (it fills `sourcesContent` from the sources on disk), or enable the tool\'s inline-sources option.',
+  },
+  KILN_DEBUG_SOURCE_CHANGED: {
+    severity: 'warning',
+    title: 'A frame points into source that has changed since the artifact was built',
+    meaning:
+      'The declaration around the frame changed (or its file is gone), so no line of the current file can be presented as the artifact\'s. The retained line — the text the artifact was built from — is shown instead.',
+    hint: 'Read the retained line; rebuild and reproduce to get a frame in the current source.',
+  },
+  KILN_DEBUG_STORE_FAILED: {
+    severity: 'warning',
+    title: 'Debug data could not be written to the local store',
+    meaning: 'The build itself is unaffected; the artifact is ingested again from its files the first time a frame needs it.',
+    hint: 'Check that the store directory ($KILN_STORE or ~/.cache/kiln/store) is writable and the disk is not full.',
+  },
+  KILN_DEBUG_UNAVAILABLE: {
+    severity: 'warning',
+    title: 'No debug artifact for a frame',
+    meaning:
+      'Neither a debug ID the store knows nor a JavaScript file with a source map beside it, or no mapping at that position: the frame is reported unavailable, never guessed from a file name.',
+    hint: 'Symbolicate on the machine that has the built files, pass JSON frames with `debugId`, or build the package with kiln (or run `kiln debug-ids DIR` after its tool) so its artifacts carry debug IDs.',
+  },
   KILN_DIGEST_STALE_SCHEMA: {
     severity: 'info',
     title: 'A recorded digest matched only under the previous digest projection',
@@ -340,6 +386,12 @@ export const CODES = {
     title: 'A recorded digest report could not be read',
     meaning: 'The JSON file given to `kiln diff` is not a kiln digest report of a supported version.',
     hint: 'Produce it with `kiln digest <dir> --format json > file` using this version of kiln.',
+  },
+  KILN_STACK_LINE_UNPARSED: {
+    severity: 'warning',
+    title: 'A line of a stack trace is not a frame',
+    meaning: 'The line is truncated, from a format kiln does not read, or not part of a trace. It is reported and skipped; every frame that was read is still symbolicated.',
+    hint: 'Pass the whole trace as printed (V8/Node, Chrome, Firefox, Safari), or JSON frames `[{"file", "line", "column", "debugId"}]`.',
   },
   KILN_STORE_CORRUPT: {
     severity: 'warning',

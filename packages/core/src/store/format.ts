@@ -27,6 +27,9 @@
  * Assembled reports — one entry per view (`kiln/v2/report/...`, view/report-memo.ts): the report last
  * assembled for it, with the digest of everything the assembly read; used only on an exact match.
  *
+ * Debug artifacts — records of emitted JS files and the maps and retained sources they name
+ * (`kiln/debug/v<N>/…`, debug/record.ts), under their own format version (DEBUG_STORE_FORMAT).
+ *
  * Dependency graphs — one entry per head state `kiln affected` read (`kiln/v2/closure/...`,
  * affected/closure-memo.ts), named by the digest of everything the graph was computed from.
  *
@@ -48,7 +51,7 @@
  */
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { AFFECTED_CLOSURE_FORMAT, STORE_FORMAT_VERSION, EXTRACTOR_VERSION } from '../version.js';
+import { AFFECTED_CLOSURE_FORMAT, DEBUG_STORE_FORMAT, STORE_FORMAT_VERSION, EXTRACTOR_VERSION } from '../version.js';
 import { sha256Hex } from '../digest/hash.js';
 import type { Variant } from '../parse/language.js';
 
@@ -96,6 +99,20 @@ export function viewReportKey(viewId: string, digestSchema: number): string {
 export function closureMemoKey(inputDigest: string): string {
   return `${NS}/closure/c${AFFECTED_CLOSURE_FORMAT}/${inputDigest}`;
 }
+
+/**
+ * Debug artifacts (debug/record.ts says what the entries hold): a record by debug ID and by the sha256
+ * of its JS text, and blobs (maps, retained sources) by the sha256 of their text. Records carry the
+ * blob keys they name in their index metadata (`{ blobs: string[] }`), so gc keeps what they name
+ * without reading them.
+ */
+const DEBUG_NS = `kiln/debug/v${DEBUG_STORE_FORMAT}`;
+export const DEBUG_KEY_PREFIX = 'kiln/debug/';
+export const debugIdKey = (id: string): string => `${DEBUG_NS}/id/${id.toLowerCase()}`;
+export const debugJsKey = (sha256: string): string => `${DEBUG_NS}/js/${sha256}`;
+export const debugBlobKey = (sha256: string): string => `${DEBUG_NS}/blob/${sha256}`;
+/** Whether a store key is a debug entry of the current debug format. */
+export const isCurrentDebugKey = (key: string): boolean => key.startsWith(`${DEBUG_NS}/`);
 
 /** Where the store lives: --store, then KILN_STORE, then the user cache directory. */
 export function defaultStoreDir(env: NodeJS.ProcessEnv = process.env): string {

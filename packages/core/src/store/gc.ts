@@ -4,7 +4,8 @@
  * registry's recent views), the packs of loose slices, the registries, the memoised reports of
  * views that still have a manifest, and the memoised head dependency graphs of this format written in
  * the last week (affected/closure-memo.ts; a lookup does not refresh an entry: one removed costs
- * its head one computation). Everything else kiln wrote — packs no manifest names, manifests
+ * its head one computation), and the debug records of this debug format with the maps and retained
+ * sources they name (debug/record.ts). Everything else kiln wrote — packs no manifest names, manifests
  * and reports of other extractor versions or schemas, entries of older store formats — is removed;
  * then cacache's verify reclaims content that no index entry names.
  *
@@ -15,6 +16,7 @@
 import cacache from 'cacache';
 import { AFFECTED_CLOSURE_FORMAT, DIGEST_SCHEMA, EXTRACTOR_VERSION, PREVIOUS_DIGEST_SCHEMA, STORE_FORMAT_VERSION } from '../version.js';
 import { decodeManifest } from './manifest.js';
+import { DEBUG_KEY_PREFIX, isCurrentDebugKey } from './format.js';
 
 export interface GcOptions {
   /** Report what would be removed, remove nothing. */
@@ -31,6 +33,8 @@ export interface GcResult {
   manifests: number;
   /** Packs kept (named by a manifest or a loose slice, or within the grace period). */
   livePacks: number;
+  /** Debug records kept (by debug ID and by JS hash) and the maps and sources they name. */
+  debug: { records: number; blobs: number };
   /** Removed (or, with dryRun, to be removed): index keys by reason. */
   removed: { key: string; reason: string; size: number }[];
   /** Bytes of content cacache reclaimed (0 with dryRun). */
@@ -55,8 +59,36 @@ export async function collectGarbage(storeDir: string, options: GcOptions = {}):
   const remove = (e: { key: string; size?: number }, reason: string) => removed.push({ key: e.key, reason, size: e.size ?? 0 });
   let manifests = 0;
 
+  // Debug artifacts (debug/record.ts): records of this format are live, and so are the maps and
+  // retained sources their index metadata names; entries of other debug formats, and blobs no record
+  // names, are not.
+  const liveBlobs = new Set<string>();
+  let debugRecords = 0;
+  for (const e of entries) {
+    if (!e.key.startsWith(DEBUG_KEY_PREFIX)) continue;
+    if (!isCurrentDebugKey(e.key)) {
+      remove(e, 'debug entry of another format');
+      continue;
+    }
+    if (!/\/(?:id|js)\/[^/]+$/.test(e.key)) continue;
+    const blobs = (e.metadata as { blobs?: unknown } | undefined)?.blobs;
+    if (!Array.isArray(blobs) || !blobs.every((b) => typeof b === 'string')) {
+      remove(e, 'debug record without its blob list (ingested again on first use)');
+      continue;
+    }
+    for (const b of blobs as string[]) liveBlobs.add(b);
+    debugRecords++;
+  }
+  let debugBlobs = 0;
+  for (const e of entries) {
+    if (!isCurrentDebugKey(e.key) || !/\/blob\/[^/]+$/.test(e.key)) continue;
+    if (liveBlobs.has(e.key) || now - e.time < grace) debugBlobs++;
+    else remove(e, 'debug blob no record names');
+  }
+
   for (const e of entries) {
     if (!e.key.startsWith('kiln/')) continue; // not ours
+    if (e.key.startsWith(DEBUG_KEY_PREFIX)) continue; // above
     if (!e.key.startsWith(NS)) {
       remove(e, 'an older store format');
       continue;
@@ -116,5 +148,5 @@ export async function collectGarbage(storeDir: string, options: GcOptions = {}):
     reclaimedBytes = stats.reclaimedSize ?? 0;
   }
   removed.sort((a, b) => (a.key < b.key ? -1 : 1));
-  return { entries: entries.length, manifests, livePacks, removed, reclaimedBytes, dryRun };
+  return { entries: entries.length, manifests, livePacks, debug: { records: debugRecords, blobs: debugBlobs }, removed, reclaimedBytes, dryRun };
 }
