@@ -47,9 +47,11 @@ export const GRAPH_SCHEMA_VERSION = 1;
  * Version of the key composition (key/unit-key.ts, key/tool-key.ts): what a build or tool key covers
  * and how its material is laid out. It is in every key's material and domain (`kiln-key/N`,
  * `kiln-tool-key/N`) and in the recorded components, so a bump changes every key: each target misses
- * the Nx cache once. Bump it whenever what a key covers changes.
+ * the Nx cache once. Bump it whenever what a key covers changes — or what a keyed build writes for the
+ * same inputs: 4 = kiln's build gives every JS file a debug ID and every map `sourcesContent` (SPEC §8),
+ * so an output cached under 3 (without them) must not be restored as the product of 4.
  */
-export const KEY_SCHEMA = 3;
+export const KEY_SCHEMA = 4;
 
 /**
  * Layout of a memoised report entry in the store (view/report-memo.ts): written in each entry and

@@ -194,6 +194,7 @@ export class Symbolicator {
   }
 
   private async resolveFileUncached(file: string): Promise<Resolved> {
+    if (file.startsWith('node:') || file === 'native' || file === '<anonymous>') return { reason: `${file} is Node's or the engine's own code: no debug artifact`, code: 'KILN_DEBUG_UNAVAILABLE' };
     const path = localPath(file, this.opts.cwd);
     if (!path) return { reason: `${file} is not a file on this machine, and the frame names no debug ID`, code: 'KILN_DEBUG_UNAVAILABLE' };
     let js: string;
@@ -273,50 +274,50 @@ export class Symbolicator {
  * shared by the CLI (sources from the store) and the runtime hook (sources from the map on disk).
  */
 export function judgeFrame(out: SymbolicatedFrame, state: SourceState, line: number, column: number): SymbolicatedFrame {
-    out.retained = { file: state.displayPath, line, column, text: lineText(state.retained, state.retainedStarts, line) };
-    const decl = enclosing(state.decls, line, column);
-    if (decl) out.identity = decl.identity;
-    state.same ??= state.current === state.retained;
-    if (state.same) {
-      out.status = 'verified';
-      out.current = { ...out.retained };
-      return out;
-    }
-    out.status = 'changed';
-    out.code = 'KILN_DEBUG_SOURCE_CHANGED';
-    if (state.current === undefined) {
-      out.reason = `${state.displayPath} is not in the working tree`;
-      return out;
-    }
-    if (!decl) {
-      out.reason = `${state.displayPath} changed and the frame is outside any declaration`;
-      return out;
-    }
-    state.currentDecls ??= new Map(indexDeclarations(state.current, state.packageName, state.packagePath).map((d) => [d.identity, d]));
-    const now = state.currentDecls.get(decl.identity);
-    if (!now) {
-      out.reason = `${decl.path} is no longer declared in ${state.displayPath}`;
-      return out;
-    }
-    if (decl.semantic === null || now.semantic !== decl.semantic) {
-      out.reason = `${decl.path} changed since the build`;
-      return out;
-    }
-    state.currentStarts ??= lineStarts(state.current);
-    const from = { text: state.retained, range: spanOffsets(state.retainedStarts, state.retained.length, decl.span) };
-    const to = { text: state.current, range: spanOffsets(state.currentStarts, state.current.length, now.span) };
-    const kind = fileKind(state.packagePath);
-    const aligned = alignToken(from, to, offsetAt(state.retainedStarts, state.retained.length, line, column), kind?.variant === 'tsx' || kind?.variant === 'jsx');
-    if ('reason' in aligned) {
-      out.reason = `${decl.path}: ${aligned.reason}`;
-      return out;
-    }
-    const p = positionAt(state.currentStarts, aligned.offset);
-    out.status = 'relocated';
-    out.code = 'KILN_DEBUG_RELOCATED';
-    out.current = { file: state.displayPath, line: p.line, column: p.column, text: lineText(state.current, state.currentStarts, p.line) };
-    out.reason = `${state.displayPath} changed; ${decl.path} did not (same semantic digest), so the frame follows its token`;
+  out.retained = { file: state.displayPath, line, column, text: lineText(state.retained, state.retainedStarts, line) };
+  const decl = enclosing(state.decls, line, column);
+  if (decl) out.identity = decl.identity;
+  state.same ??= state.current === state.retained;
+  if (state.same) {
+    out.status = 'verified';
+    out.current = { ...out.retained };
     return out;
+  }
+  out.status = 'changed';
+  out.code = 'KILN_DEBUG_SOURCE_CHANGED';
+  if (state.current === undefined) {
+    out.reason = `${state.displayPath} is not in the working tree`;
+    return out;
+  }
+  if (!decl) {
+    out.reason = `${state.displayPath} changed and the frame is outside any declaration`;
+    return out;
+  }
+  state.currentDecls ??= new Map(indexDeclarations(state.current, state.packageName, state.packagePath).map((d) => [d.identity, d]));
+  const now = state.currentDecls.get(decl.identity);
+  if (!now) {
+    out.reason = `${decl.path} is no longer declared in ${state.displayPath}`;
+    return out;
+  }
+  if (decl.semantic === null || now.semantic !== decl.semantic) {
+    out.reason = `${decl.path} changed since the build`;
+    return out;
+  }
+  state.currentStarts ??= lineStarts(state.current);
+  const from = { text: state.retained, range: spanOffsets(state.retainedStarts, state.retained.length, decl.span) };
+  const to = { text: state.current, range: spanOffsets(state.currentStarts, state.current.length, now.span) };
+  const kind = fileKind(state.packagePath);
+  const aligned = alignToken(from, to, offsetAt(state.retainedStarts, state.retained.length, line, column), kind?.variant === 'tsx' || kind?.variant === 'jsx');
+  if ('reason' in aligned) {
+    out.reason = `${decl.path}: ${aligned.reason}`;
+    return out;
+  }
+  const p = positionAt(state.currentStarts, aligned.offset);
+  out.status = 'relocated';
+  out.code = 'KILN_DEBUG_RELOCATED';
+  out.current = { file: state.displayPath, line: p.line, column: p.column, text: lineText(state.current, state.currentStarts, p.line) };
+  out.reason = `${state.displayPath} changed; ${decl.path} did not (same semantic digest), so the frame follows its token`;
+  return out;
 }
 
 /** The innermost declaration whose span contains the 1-based position. */
