@@ -18,7 +18,11 @@ import { sha256Hex } from '../digest/hash.js';
 import { extractSlice } from '../facts/extract.js';
 import { declarationIdentity } from '../identity/identity.js';
 import { fileKind, logicalModulePath } from '../parse/language.js';
-import { DEBUG_STORE_FORMAT } from '../version.js';
+import { DEBUG_STORE_FORMAT, DIGEST_SCHEMA } from '../version.js';
+import type { Slice } from '../facts/slice.js';
+import { parserMismatch } from '../parse/parser-version.js';
+import { contentKey, loadContentMap, SliceResolver } from '../store/lookup.js';
+import type { PackRef } from '../store/pack.js';
 import { readDebugIdComment, isDebugId } from './debug-id.js';
 import { debugBlobKey, debugIdKey, debugJsKey, packageRelativeSource, type DebugDecl, type DebugRecord, type DebugSource } from './record.js';
 
@@ -91,18 +95,50 @@ export async function findMap(jsPath: string, jsText: string): Promise<{ mapPath
   return {};
 }
 
-/** The declaration index of one retained source text. */
+/** The declaration index of one retained source text (extracted here). */
 export function indexDeclarations(text: string, packageName: string, packagePath: string): DebugDecl[] {
   const kind = fileKind(packagePath);
   if (!kind) return [];
-  let slice;
+  let slice: Slice;
   try {
     slice = extractSlice(Buffer.from(text, 'utf8'), kind.variant);
   } catch {
     return [];
   }
+  return declsOf(slice, packageName, packagePath);
+}
+
+function declsOf(slice: Slice, packageName: string, packagePath: string): DebugDecl[] {
   const place = { language: slice.language, package: packageName, module: logicalModulePath(packagePath) };
   return slice.decls.map((d) => ({ identity: declarationIdentity(place, d), path: d.path, kind: d.kind, semantic: d.semantic, span: d.span }));
+}
+
+/**
+ * Declaration indexes for one ingestion batch. The slice of a source's exact bytes is usually already in
+ * the store — kiln extracted it to compute the very key this build ran under — so it is read from there
+ * (the registered views' manifests, one pack read each, every slice re-verified: store/lookup.ts) and
+ * extracted only when absent. Either way it is the same extractor's facts of the same bytes.
+ */
+class DeclarationIndexer {
+  private contentMap?: Promise<Map<string, PackRef> | undefined>;
+  private readonly resolver: SliceResolver;
+  constructor(private readonly storeDir: string) {
+    this.resolver = new SliceResolver(storeDir, DIGEST_SCHEMA);
+  }
+
+  async index(text: string, packageName: string, packagePath: string): Promise<DebugDecl[]> {
+    const kind = fileKind(packagePath);
+    if (!kind) return [];
+    if (!parserMismatch()) {
+      this.contentMap ??= loadContentMap(this.storeDir, DIGEST_SCHEMA).catch(() => undefined);
+      const ref = (await this.contentMap)?.get(contentKey(sha256Hex(text), kind.variant));
+      if (ref) {
+        const r = await this.resolver.resolve(ref, sha256Hex(text), kind.variant).catch(() => undefined);
+        if (r?.status === 'hit') return declsOf(r.slice, packageName, packagePath);
+      }
+    }
+    return indexDeclarations(text, packageName, packagePath);
+  }
 }
 
 async function putIfAbsent(storeDir: string, key: string, data: string | Buffer, metadata?: unknown): Promise<void> {
@@ -110,7 +146,7 @@ async function putIfAbsent(storeDir: string, key: string, data: string | Buffer,
   await cacache.put(storeDir, key, data, metadata === undefined ? {} : { metadata });
 }
 
-export async function ingestArtifact(storeDir: string, input: IngestInput): Promise<IngestResult> {
+export async function ingestArtifact(storeDir: string, input: IngestInput, indexer = new DeclarationIndexer(storeDir)): Promise<IngestResult> {
   const diagnostics: Diagnostic[] = [];
   const base = input.relativeTo ?? input.packageRoot;
   const shown = toPosix(relative(base, input.jsPath)) || input.jsPath;
@@ -165,7 +201,7 @@ export async function ingestArtifact(storeDir: string, input: IngestInput): Prom
       }
       const sha256 = sha256Hex(text);
       await putIfAbsent(storeDir, debugBlobKey(sha256), text);
-      sources.push({ path, sha256, decls: indexDeclarations(text, input.packageName, path) });
+      sources.push({ path, sha256, decls: await indexer.index(text, input.packageName, path) });
     }
     const mapSha = sha256Hex(mapText);
     await putIfAbsent(storeDir, debugBlobKey(mapSha), mapText);
@@ -209,9 +245,10 @@ export async function ingestOutputs(
   const records: DebugRecord[] = [];
   const diagnostics: Diagnostic[] = [];
   const set = new Set(files);
+  const indexer = new DeclarationIndexer(storeDir);
   for (const f of files) {
     if (!JS_ARTIFACT.test(f) || !set.has(`${f}.map`)) continue;
-    const r = await ingestArtifact(storeDir, { jsPath: isAbsolute(f) ? f : join(pkg.root, f), packageName: pkg.name, packageRoot: pkg.root, relativeTo });
+    const r = await ingestArtifact(storeDir, { jsPath: isAbsolute(f) ? f : join(pkg.root, f), packageName: pkg.name, packageRoot: pkg.root, relativeTo }, indexer);
     if (r.record) records.push(r.record);
     diagnostics.push(...r.diagnostics);
   }

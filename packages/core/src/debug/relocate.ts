@@ -45,7 +45,7 @@ export function lineText(text: string, starts: readonly number[], line: number):
   return text.slice(s, e).replace(/(?:\r\n?|\n|\u2028|\u2029)$/, '');
 }
 
-interface Token {
+export interface Token {
   kind: number;
   start: number;
   end: number;
@@ -71,16 +71,15 @@ export function spanOffsets(starts: readonly number[], textLength: number, span:
 
 export type Alignment = { offset: number } | { reason: string };
 
+/** Two token sequences of one declaration, checked equal kind for kind and text for text. */
+export type AlignedDeclaration = { retained: Token[]; current: Token[] } | { reason: string };
+
 /**
- * The offset in `current` of the token at `offset` in `retained`, given the declaration's range in each.
- * `jsx` selects the scanner's JSX variant (.tsx/.jsx sources).
+ * Tokenise a declaration in the retained and the current text (its range in each) and check that the
+ * sequences are equal. `jsx` selects the scanner's JSX variant (.tsx/.jsx sources). Done once per
+ * declaration; each frame then costs a binary search (`alignOffset`).
  */
-export function alignToken(
-  retained: { text: string; range: [number, number] },
-  current: { text: string; range: [number, number] },
-  offset: number,
-  jsx: boolean,
-): Alignment {
+export function alignDeclaration(retained: { text: string; range: [number, number] }, current: { text: string; range: [number, number] }, jsx: boolean): AlignedDeclaration {
   const ts = typescript();
   const a = scanTokens(ts, retained.text, retained.range[0], retained.range[1], jsx);
   const b = scanTokens(ts, current.text, current.range[0], current.range[1], jsx);
@@ -92,10 +91,31 @@ export function alignToken(
       return { reason: `token ${i + 1} of the declaration differs (${JSON.stringify(retained.text.slice(x.start, x.end))} then, ${JSON.stringify(current.text.slice(y.start, y.end))} now)` };
     }
   }
-  // The token at the offset, or the first one after it (a position in trivia belongs to the next token).
-  const i = a.findIndex((t) => offset < t.end);
-  if (i < 0) return { reason: 'the position lies after the declaration\'s last token' };
-  const t = a[i]!;
-  const delta = Math.max(0, offset - t.start);
-  return { offset: b[i]!.start + delta };
+  return { retained: a, current: b };
+}
+
+/** The offset in the current text of the token at `offset` in the retained text (or the next token, from trivia). */
+export function alignOffset(pair: AlignedDeclaration, offset: number): Alignment {
+  if ('reason' in pair) return pair;
+  const a = pair.retained;
+  let lo = 0;
+  let hi = a.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (a[mid]!.end <= offset) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo >= a.length) return { reason: "the position lies after the declaration's last token" };
+  const t = a[lo]!;
+  return { offset: pair.current[lo]!.start + Math.max(0, offset - t.start) };
+}
+
+/** alignDeclaration then alignOffset, for one frame. */
+export function alignToken(
+  retained: { text: string; range: [number, number] },
+  current: { text: string; range: [number, number] },
+  offset: number,
+  jsx: boolean,
+): Alignment {
+  return alignOffset(alignDeclaration(retained, current, jsx), offset);
 }

@@ -33,7 +33,7 @@ import { readDebugIdComment } from './debug-id.js';
 import { indexDeclarations, ingestArtifact } from './ingest.js';
 import { readDebugBlob, readDebugRecord } from './lookup.js';
 import type { DebugDecl, DebugRecord } from './record.js';
-import { alignToken, lineStarts, lineText, offsetAt, positionAt, spanOffsets } from './relocate.js';
+import { alignDeclaration, alignOffset, lineStarts, lineText, offsetAt, positionAt, spanOffsets, type AlignedDeclaration } from './relocate.js';
 import type { FrameInput } from './stack-input.js';
 
 export type MatchStatus = 'verified' | 'relocated' | 'changed' | 'unavailable';
@@ -97,6 +97,8 @@ export interface SourceState {
   current?: string;
   /** Whether `current` equals `retained` (compared once, not per frame). */
   same?: boolean;
+  /** Token alignments of declarations, by identity (computed once, not per frame). */
+  aligned?: Map<string, AlignedDeclaration>;
   currentStarts?: number[];
   currentDecls?: Map<string, DebugDecl>;
   packageName: string;
@@ -304,10 +306,16 @@ export function judgeFrame(out: SymbolicatedFrame, state: SourceState, line: num
     return out;
   }
   state.currentStarts ??= lineStarts(state.current);
-  const from = { text: state.retained, range: spanOffsets(state.retainedStarts, state.retained.length, decl.span) };
-  const to = { text: state.current, range: spanOffsets(state.currentStarts, state.current.length, now.span) };
-  const kind = fileKind(state.packagePath);
-  const aligned = alignToken(from, to, offsetAt(state.retainedStarts, state.retained.length, line, column), kind?.variant === 'tsx' || kind?.variant === 'jsx');
+  state.aligned ??= new Map();
+  let pair = state.aligned.get(decl.identity);
+  if (!pair) {
+    const from = { text: state.retained, range: spanOffsets(state.retainedStarts, state.retained.length, decl.span) };
+    const to = { text: state.current, range: spanOffsets(state.currentStarts, state.current.length, now.span) };
+    const kind = fileKind(state.packagePath);
+    pair = alignDeclaration(from, to, kind?.variant === 'tsx' || kind?.variant === 'jsx');
+    state.aligned.set(decl.identity, pair);
+  }
+  const aligned = alignOffset(pair, offsetAt(state.retainedStarts, state.retained.length, line, column));
   if ('reason' in aligned) {
     out.reason = `${decl.path}: ${aligned.reason}`;
     return out;
