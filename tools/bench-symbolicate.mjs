@@ -37,7 +37,7 @@ const { args, int } = cliArgs({ frames: { type: 'string', default: '200000' }, r
 const FRAMES = int('frames', 1);
 const REPS = int('reps', 1);
 
-const core = await import(join(ROOT, 'packages/core/dist/index.js'));
+const core = { ...(await import(join(ROOT, 'packages/core/dist/index.js'))), ...(await import(join(ROOT, 'packages/core/dist/debug/index.js'))) };
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const fmt = (n) => Math.round(n).toLocaleString('en-US').replace(/,/g, ' ');
 const log = (s) => process.stderr.write(`[bench-symbolicate] ${s}\n`);

@@ -25,6 +25,8 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
   // `kiln affected …` (what CI runs on every push) registers and loads that command alone: the other
   // commands' modules load the whole of core. Any other first word registers every command.
   if (argv[0] === 'affected') (await import('./commands/affected.js')).registerAffected(program, io, setExit);
+  // `kiln symbolicate` (what someone runs on a crash) loads the debug stage alone, likewise.
+  else if (argv[0] === 'symbolicate') (await import('./commands/symbolicate.js')).registerSymbolicate(program, io, setExit);
   else await registerAll(program, io, setExit);
 
   try {

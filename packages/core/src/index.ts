@@ -58,4 +58,5 @@ export { checkFreshness, type Freshness } from './graph/context/freshness.js';
 export { contextPack, explainContext, formatExplanationText, type ContextRequest, type ContextOptions, type ContextResult, type ContextExplanation } from './graph/context/context-pack.js';
 
 // debug artifacts: debug IDs, the debug store, symbolication (SPEC §8)
-export * from './debug/index.js';
+// (the rest of the stage is the `@kiln/core/debug` entry: symbolication, the runtime hook, the store's records)
+export { ingestProjectOutputs } from './debug/index.js';

@@ -13,17 +13,8 @@ import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path';
 import { SourceMap } from 'node:module';
 import cacache from 'cacache';
-import {
-  Symbolicator,
-  collectGarbage,
-  compileProject,
-  ingestProjectOutputs,
-  parseStackInput,
-  prepareDebugArtifacts,
-  readDebugIdComment,
-  readDebugRecord,
-  type SymbolicatedFrame,
-} from '@kiln/core';
+import { collectGarbage, compileProject, ingestProjectOutputs } from '@kiln/core';
+import { Symbolicator, parseStackInput, prepareDebugArtifacts, readDebugIdComment, readDebugRecord, type SymbolicatedFrame } from '@kiln/core/debug';
 import { cleanup, makeLib, referenceBuild, tempDir } from './lib/build-fixtures.js';
 
 const SOURCE = `// The greeter.

@@ -6,7 +6,7 @@
  */
 import { resolve } from 'node:path';
 import { Option, type Command } from 'commander';
-import { defaultStoreDir, formatDiagnostic, prepareDebugArtifacts } from '@kiln/core';
+import { defaultStoreDir, formatDiagnostic, prepareDebugArtifacts } from '@kiln/core/debug';
 import type { Io } from '../common.js';
 
 export function registerDebugIds(program: Command, io: Io): void {

@@ -20,7 +20,7 @@ import {
   formatFrameText,
   formatSymbolicateSummary,
   parseStackInput,
-} from '@kiln/core';
+} from '@kiln/core/debug';
 import type { Io, SetExit } from '../common.js';
 
 async function readStdin(): Promise<string> {
