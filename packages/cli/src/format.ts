@@ -1,8 +1,10 @@
 /**
- * Text projections of reports. JSON output is the report itself; these are for people. Digests are
- * shortened to 12 hex digits in text (the JSON keeps them whole).
+ * Text projections of reports. JSON output is the report itself, its diagnostics as diagnostic
+ * envelopes (`jsonReport`); these are for people. Digests are shortened to 12 hex digits in text (the
+ * JSON keeps them whole). Every diagnostic printed, in either format, is a projection of its envelope
+ * (@kiln/core diagnostics/envelope.ts): text by `formatEnvelopeText`, JSON by the envelope itself.
  */
-import { formatDiagnostic } from '@kiln/core/affected';
+import { formatEnvelopeJson, formatEnvelopeText, toEnvelope, type DiagnosticEnvelope } from '@kiln/core/affected';
 import type { DiffResult, DigestReport, Diagnostic, WorkspaceKeys } from '@kiln/core';
 
 const short = (d: string | null | undefined) => (d ? d.slice(0, 12) : d === null ? 'null' : '-');
@@ -66,8 +68,27 @@ export function formatDiffText(d: DiffResult, showUnchanged: boolean): string {
   return lines.join('\n');
 }
 
-export function formatDiagnostics(ds: Diagnostic[]): string {
-  return ds.map(formatDiagnostic).join('\n');
+/** A diagnostic or an envelope (one read back from a recorded report) as its envelope. */
+export function envelopeOf(d: Diagnostic | DiagnosticEnvelope): DiagnosticEnvelope {
+  return 'envelope' in d ? d : toEnvelope(d);
+}
+
+/**
+ * Diagnostics for stderr: the text projection of each envelope, or with `--format json` the envelopes
+ * themselves, one per line (JSON Lines).
+ */
+export function formatDiagnostics(ds: readonly (Diagnostic | DiagnosticEnvelope)[], format: string = 'text'): string {
+  const envelopes = ds.map(envelopeOf);
+  return format === 'json' ? envelopes.map(formatEnvelopeJson).join('\n') : envelopes.map(formatEnvelopeText).join('\n');
+}
+
+/** A report for `--format json`: the report itself, with every `diagnostics` list (nested ones too) as envelopes. */
+export function jsonReport(report: object): string {
+  return JSON.stringify(report, (key, value: unknown) => (key === 'diagnostics' && Array.isArray(value) ? value.map((d) => (isDiagnostic(d) ? envelopeOf(d) : d)) : value), 2);
+}
+
+function isDiagnostic(d: unknown): d is Diagnostic | DiagnosticEnvelope {
+  return typeof d === 'object' && d !== null && typeof (d as { code?: unknown }).code === 'string' && typeof (d as { producer?: unknown }).producer === 'string';
 }
 
 export function formatKeysText(k: WorkspaceKeys): string {

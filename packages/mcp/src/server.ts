@@ -26,7 +26,7 @@ import {
   createGraphSession,
   explainContext,
   findIdentifiers,
-  formatDiagnostic,
+  formatEnvelopeText,
   formatExplanationText,
   formatFindText,
   formatModuleText,
@@ -38,6 +38,7 @@ import {
   loadGraph,
   moduleView,
   neighborhood,
+  toEnvelope,
   type Diagnostic,
   type LoadedGraph,
 } from '@kiln/core';
@@ -66,10 +67,15 @@ function text(t: string): CallToolResult {
   return { content: [{ type: 'text', text: t }] };
 }
 
+/**
+ * A tool's failure: its diagnostics as envelopes in `structuredContent.diagnostics` (for a client that
+ * reads records), and their text projections as the text content (for a model that reads text).
+ */
 function failure(e: unknown): CallToolResult {
   if (e instanceof KilnError) {
     const more = ((e as { diagnostics?: Diagnostic[] }).diagnostics ?? []).filter((d) => d !== e.diagnostic);
-    return { isError: true, content: [{ type: 'text', text: [formatDiagnostic(e.diagnostic), ...more.map(formatDiagnostic)].join('\n') }] };
+    const envelopes = [e.diagnostic, ...more].map(toEnvelope);
+    return { isError: true, content: [{ type: 'text', text: envelopes.map(formatEnvelopeText).join('\n') }], structuredContent: { diagnostics: envelopes } };
   }
   return { isError: true, content: [{ type: 'text', text: `kiln: internal error: ${(e as Error)?.message ?? String(e)}` }] };
 }
