@@ -82,13 +82,19 @@ export function formatDiagnostics(ds: readonly (Diagnostic | DiagnosticEnvelope)
   return format === 'json' ? envelopes.map(formatEnvelopeJson).join('\n') : envelopes.map(formatEnvelopeText).join('\n');
 }
 
-/** A report for `--format json`: the report itself, with every `diagnostics` list (nested ones too) as envelopes. */
+/**
+ * A report for `--format json`: the report itself, its `diagnostics` (and each project's, in `kiln keys`)
+ * as envelopes. No replacer function: a digest report can hold tens of thousands of declarations.
+ */
 export function jsonReport(report: object): string {
-  return JSON.stringify(report, (key, value: unknown) => (key === 'diagnostics' && Array.isArray(value) ? value.map((d) => (isDiagnostic(d) ? envelopeOf(d) : d)) : value), 2);
+  return JSON.stringify(withEnvelopes(report), null, 2);
 }
 
-function isDiagnostic(d: unknown): d is Diagnostic | DiagnosticEnvelope {
-  return typeof d === 'object' && d !== null && typeof (d as { code?: unknown }).code === 'string' && typeof (d as { producer?: unknown }).producer === 'string';
+function withEnvelopes(o: object): object {
+  const out: Record<string, unknown> = { ...o };
+  if (Array.isArray(out['diagnostics'])) out['diagnostics'] = (out['diagnostics'] as (Diagnostic | DiagnosticEnvelope)[]).map(envelopeOf);
+  if (Array.isArray(out['projects'])) out['projects'] = (out['projects'] as unknown[]).map((p) => (typeof p === 'object' && p !== null && 'diagnostics' in p ? withEnvelopes(p) : p));
+  return out;
 }
 
 export function formatKeysText(k: WorkspaceKeys): string {

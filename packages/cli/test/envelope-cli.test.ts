@@ -58,7 +58,7 @@ describe('kiln prints diagnostic envelopes', () => {
     expect(json.code).toBe(1);
     const [e, ...more] = envelopesOf(json.err);
     expect(more).toEqual([]);
-    expect(e).toMatchObject({ envelope: 1, code: 'KILN_NOT_FOUND', severity: 'error', outcome: 'refused', producer: 'cli', related: [], location: { kind: 'none', reason: expect.any(String) } });
+    expect(e).toMatchObject({ envelope: 1, code: 'KILN_NOT_FOUND', severity: 'error', outcome: 'refused', producer: 'view', related: [], location: { kind: 'none', reason: expect.any(String) } });
     expect(text.err).toBe(`${formatEnvelopeText(e!)}\n`);
     expect(text.err).toMatch(/^error KILN_NOT_FOUND: .*nope.*\n {2}hint: /);
   });

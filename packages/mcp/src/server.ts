@@ -24,6 +24,7 @@ import {
   checkFreshness,
   contextPack,
   createGraphSession,
+  diagnostic,
   explainContext,
   findIdentifiers,
   formatEnvelopeText,
@@ -295,7 +296,7 @@ export function createKilnMcpServer(opts: KilnMcpOptions): McpServer {
         annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
       },
       handler: async () => {
-        if (opts.dir === undefined) return { isError: true, content: [{ type: 'text', text: 'reindex needs the source directory: start the server with a package directory (kiln mcp <dir>)' }] };
+        if (opts.dir === undefined) return failure(new KilnError(diagnostic('KILN_USAGE', 'reindex needs the source directory: start the server with a package directory (kiln mcp <dir>)', { producer: 'mcp' })));
         const { previous, next } = await state.reindex();
         const before = previous ? String(previous.index.header.snapshot?.id ?? '') : null;
         const after = String(next.index.header.snapshot?.id ?? '');
