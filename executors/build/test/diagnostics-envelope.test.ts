@@ -28,7 +28,7 @@ describe('the build executor prints diagnostic envelopes', () => {
     write('libs/a/package.json', JSON.stringify({ name: '@ws/a', version: '1.0.0', type: 'module', main: './dist/index.js', types: './dist/index.d.ts' }));
     write(
       'libs/a/tsconfig.lib.json',
-      JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', types: [], strict: true, rootDir: 'src', outDir: 'dist', declaration: true }, include: ['src'] }),
+      JSON.stringify({ compilerOptions: { target: 'ES2022', lib: ['ES2022'], module: 'NodeNext', moduleResolution: 'NodeNext', types: [], strict: true, skipLibCheck: true, rootDir: 'src', outDir: 'dist', declaration: true }, include: ['src'] }),
     );
     write('libs/a/src/index.ts', "export function need(n: number): number {\n  return n;\n}\nexport const bad: number = 'x';\nexport const r = need();\n");
     const { default: buildExecutor } = (await import(join(REPO, 'packages/nx/dist/executors/build/impl.js'))) as {
