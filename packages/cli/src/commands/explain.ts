@@ -26,6 +26,6 @@ export function registerExplain(program: Command, io: Io): void {
       }
       const e = CODES[upper];
       if (o.format === 'json') io.out(JSON.stringify({ code: upper, ...e }, null, 2));
-      else io.out(`${upper} (${e.severity})\n\n${e.title}.\n\nWhat it means: ${e.meaning}\n\nOutcome: ${e.outcome} — ${OUTCOMES[e.outcome]}\n\nHow to fix it: ${e.hint}`);
+      else io.out(`${upper} (${e.severity})\n\n${e.title}.\n\nOutcome: ${e.outcome} — ${OUTCOMES[e.outcome]}\n\nWhat it means: ${e.meaning}\n\nHow to fix it: ${e.hint}`);
     });
 }
