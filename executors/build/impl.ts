@@ -13,7 +13,7 @@
  * which Node ≥ 20.19 loads through `require(esm)` (no top-level await here or in @kiln/core).
  */
 import type { ExecutorContext } from '@nx/devkit';
-import { compileProject, defaultStoreDir, diagnostic, ingestProjectOutputs, recordBuilt, resolveBuildOutputs, type BuildDiagnostic, type CompileOptions } from '@kiln/core';
+import { compileProject, defaultStoreDir, diagnostic, formatEnvelopeText, ingestProjectOutputs, recordBuilt, resolveBuildOutputs, toEnvelope, type BuildDiagnostic, type CompileOptions } from '@kiln/core';
 import type { BuildExecutorSchema } from './schema.js';
 import { outputsCover } from '../lib/outputs.js';
 import { normalizeOptions, sharedOutputs, toWorkspacePath } from './lib/normalize-options.js';
@@ -87,19 +87,17 @@ function checkCovered(declared: string[], dir: string): boolean {
   if (covered === 'yes') return true;
   const msg = `output directory ${dir} is not among the target's outputs (${declared.join(', ')}): Nx would not cache what the build writes`;
   if (covered === 'unknown') {
-    console.warn(`warning: ${msg}, unless a glob output matches it.`);
+    console.warn(formatBuildDiagnostic(diagnostic('KILN_OUTPUTS_GLOB_UNCHECKED', `${msg}, unless a glob output matches it`, { producer: 'build' })));
     return true;
   }
-  console.error(`error: ${msg}. Set outputPath (or the tsconfig's outDir) to a declared output.`);
+  console.error(formatBuildDiagnostic(diagnostic('KILN_OUTPUTS_UNDECLARED', msg, { producer: 'build' })));
   return false;
 }
 
-/** `file:line:col - error TS2322: message`, the form editors and terminals link; kiln codes add their hint. */
+/**
+ * `file:line:col - error TS2322: message`, the form editors and terminals link; kiln codes add their
+ * hint. The text projection of the diagnostic's envelope (@kiln/core diagnostics/envelope.ts).
+ */
 export function formatBuildDiagnostic(d: BuildDiagnostic): string {
-  const where = d.file ? `${d.file}${d.line !== undefined ? `:${d.line}:${d.column ?? 1}` : ''} - ` : '';
-  const head = `${where}${d.severity} ${d.tsCode ?? d.code}: ${d.message}`;
-  const related = (d.related ?? []).map(
-    (r) => `\n  ${r.file ? `${r.file}${r.line !== undefined ? `:${r.line}:${r.column ?? 1}` : ''}: ` : ''}${r.message}`,
-  );
-  return d.tsCode && d.code !== 'KILN_TSCONFIG_INVALID' ? head + related.join('') : `${head}${related.join('')}\n  hint: ${d.hint}`;
+  return formatEnvelopeText(toEnvelope(d));
 }

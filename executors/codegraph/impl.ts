@@ -5,12 +5,13 @@
  *
  * The output is byte-for-byte a function of its inputs (no timestamps, no absolute paths), so a cache
  * hit restores exactly what a fresh run would write. Checked mode fails on type errors and writes
- * nothing; `allowErrors` exports what parses, with the diagnostics as records.
+ * nothing; `allowErrors` exports what parses, with the diagnostics as records. Every diagnostic it
+ * prints is the text projection of its envelope (`formatDiagnostic`, @kiln/core diagnostics/envelope.ts).
  */
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { dirname, relative, sep } from 'node:path';
 import type { ExecutorContext } from '@nx/devkit';
-import { exportGraph, formatDiagnostic, graphText } from '@kiln/core';
+import { diagnostic, exportGraph, formatDiagnostic, graphText } from '@kiln/core';
 import { outputsCover } from '../lib/outputs.js';
 import type { CodegraphExecutorSchema } from './schema.js';
 import { normalizeOptions } from './lib/normalize-options.js';
@@ -20,7 +21,8 @@ export default async function codegraphExecutor(options: CodegraphExecutorSchema
   const project = relative(o.workspaceRoot, o.projectRoot).split(sep).join('/');
   const file = relative(o.workspaceRoot, o.outputFile).split(sep).join('/');
   if (o.declaredOutputs && outputsCover(o.declaredOutputs, dirname(file)) === 'no' && outputsCover(o.declaredOutputs, file) === 'no') {
-    console.error(`kiln codegraph ${project} failed: ${file} is not among the target's outputs (${o.declaredOutputs.join(', ')}), so Nx would not cache it. Set outputFile inside a declared output.`);
+    console.error(formatDiagnostic(diagnostic('KILN_OUTPUTS_UNDECLARED', `${file} is not among the target's outputs (${o.declaredOutputs.join(', ')}), so Nx would not cache it`, { producer: 'codegraph' })));
+    console.error(`kiln codegraph ${project} failed; nothing was written.`);
     return { success: false };
   }
   const result = await exportGraph(o.projectRoot, { mode: o.mode, ...(o.tsConfig !== undefined ? { tsConfig: o.tsConfig } : {}) });

@@ -1,8 +1,10 @@
 /**
- * Text projections of reports. JSON output is the report itself; these are for people. Digests are
- * shortened to 12 hex digits in text (the JSON keeps them whole).
+ * Text projections of reports. JSON output is the report itself, its diagnostics as diagnostic
+ * envelopes (`jsonReport`); these are for people. Digests are shortened to 12 hex digits in text (the
+ * JSON keeps them whole). Every diagnostic printed, in either format, is a projection of its envelope
+ * (@kiln/core diagnostics/envelope.ts): text by `formatEnvelopeText`, JSON by the envelope itself.
  */
-import { formatDiagnostic } from '@kiln/core/affected';
+import { formatEnvelopeJson, formatEnvelopeText, toEnvelope, type DiagnosticEnvelope } from '@kiln/core/affected';
 import type { DiffResult, DigestReport, Diagnostic, WorkspaceKeys } from '@kiln/core';
 
 const short = (d: string | null | undefined) => (d ? d.slice(0, 12) : d === null ? 'null' : '-');
@@ -66,8 +68,33 @@ export function formatDiffText(d: DiffResult, showUnchanged: boolean): string {
   return lines.join('\n');
 }
 
-export function formatDiagnostics(ds: Diagnostic[]): string {
-  return ds.map(formatDiagnostic).join('\n');
+/** A diagnostic or an envelope (one read back from a recorded report) as its envelope. */
+export function envelopeOf(d: Diagnostic | DiagnosticEnvelope): DiagnosticEnvelope {
+  return 'envelope' in d ? d : toEnvelope(d);
+}
+
+/**
+ * Diagnostics for stderr: the text projection of each envelope, or with `--format json` the envelopes
+ * themselves, one per line (JSON Lines).
+ */
+export function formatDiagnostics(ds: readonly (Diagnostic | DiagnosticEnvelope)[], format: string = 'text'): string {
+  const envelopes = ds.map(envelopeOf);
+  return format === 'json' ? envelopes.map(formatEnvelopeJson).join('\n') : envelopes.map(formatEnvelopeText).join('\n');
+}
+
+/**
+ * A report for `--format json`: the report itself, its `diagnostics` (and each project's, in `kiln keys`)
+ * as envelopes. No replacer function: a digest report can hold tens of thousands of declarations.
+ */
+export function jsonReport(report: object): string {
+  return JSON.stringify(withEnvelopes(report), null, 2);
+}
+
+function withEnvelopes(o: object): object {
+  const out: Record<string, unknown> = { ...o };
+  if (Array.isArray(out['diagnostics'])) out['diagnostics'] = (out['diagnostics'] as (Diagnostic | DiagnosticEnvelope)[]).map(envelopeOf);
+  if (Array.isArray(out['projects'])) out['projects'] = (out['projects'] as unknown[]).map((p) => (typeof p === 'object' && p !== null && 'diagnostics' in p ? withEnvelopes(p) : p));
+  return out;
 }
 
 export function formatKeysText(k: WorkspaceKeys): string {

@@ -1,10 +1,11 @@
 /**
  * The `kiln` command line: program setup and command registration. Thin: each command (one a file under
  * commands/) parses its arguments, calls one core function and prints a projection of its result.
- * Exit codes: 0 ok, 1 failure, 2 usage.
+ * Exit codes: 0 ok, 1 failure, 2 usage. A command that fails with a diagnostic prints its envelope on
+ * stderr: as text, or with `--format json` as one JSON line.
  */
 import { Command, CommanderError } from 'commander';
-import { KilnError, formatDiagnostic } from '@kiln/core/affected';
+import { KilnError, formatEnvelopeJson, formatEnvelopeText, toEnvelope } from '@kiln/core/affected';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, defaultIo, type Io, type SetExit } from './common.js';
 
 export { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './common.js';
@@ -38,12 +39,19 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
       return EXIT_USAGE;
     }
     if (e instanceof KilnError) {
-      io.err(formatDiagnostic(e.diagnostic));
+      // The failure's diagnostic envelope: its text projection, or with --format json the envelope (one line).
+      const envelope = toEnvelope(e.diagnostic);
+      io.err(jsonFormat(argv) ? formatEnvelopeJson(envelope) : formatEnvelopeText(envelope));
       return e.code === 'KILN_USAGE' || e.code === 'KILN_UNKNOWN_CODE' ? EXIT_USAGE : EXIT_FAILURE;
     }
     io.err(`kiln: internal error: ${(e as Error).stack ?? String(e)}`);
     return EXIT_FAILURE;
   }
+}
+
+/** Whether the command line asks for JSON output (`--format json` or `--format=json`). */
+export function jsonFormat(argv: readonly string[]): boolean {
+  return argv.some((a, i) => a === '--format=json' || (a === '--format' && argv[i + 1] === 'json'));
 }
 
 /** Every command, in the order `kiln --help` lists them. */

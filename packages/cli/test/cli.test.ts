@@ -182,6 +182,8 @@ describe('kiln CLI', () => {
       expect(r.out).toContain(code);
       expect(r.out).toMatch(/What it means: .+/);
       expect(r.out).toMatch(/How to fix it: .+/);
+      // The code's outcome category, from the registry (issue 14 point 8).
+      expect(r.out).toContain(`Outcome: ${CODES[code as keyof typeof CODES].outcome} — `);
       outputs.set(code, r.out);
     }
     // The real process prints the same, byte for byte (first, middle and last code).

@@ -69,7 +69,8 @@ describe('kiln keys', () => {
     await writeFile(f, JSON.stringify(json, null, 2));
     const r = kiln(ws, 'keys');
     expect(r.code).toBe(0);
-    expect(r.err).toMatch(/warning: @fx\/top:build declares its own inputs in package.json#nx/);
+    // A coded diagnostic (issue 14 point 8: every diagnostic is an envelope), about the file that declares them.
+    expect(r.err).toMatch(/libs\/top\/package\.json - warning KILN_TARGET_INPUTS_SHADOWED: @fx\/top:build declares its own inputs in package.json#nx/);
     expect(r.err.match(/declares its own inputs/g)).toHaveLength(1);
   });
 

@@ -5,10 +5,11 @@
  * workers and the CLI pay only for what they use.
  */
 
-// Format and schema versions; diagnostics: the code registry, constructors, the error and its text.
+// Format and schema versions; diagnostics: the code registry, constructors, the error, the envelope and its projections.
 export * from './version.js';
 export * from './diagnostics/codes.js';
 export * from './diagnostics/diagnostic.js';
+export * from './diagnostics/envelope.js';
 
 // facts/ + view/: the digest report of one tree.
 export { supportedDigestSchemas } from './facts/extract.js';

@@ -33,8 +33,19 @@ export const PREVIOUS_DIGEST_SCHEMA = 1;
  */
 export const STORE_FORMAT_VERSION = 2;
 
-/** Version of the JSON documents `kiln digest --format json` writes (and `kiln diff` can read back). */
-export const DIGEST_REPORT_VERSION = 1;
+/**
+ * Version of the JSON documents `kiln digest --format json` writes (and `kiln diff` can read back).
+ * 2: their `diagnostics` are diagnostic envelopes (DIAGNOSTIC_ENVELOPE_VERSION), not the flat records of 1.
+ */
+export const DIGEST_REPORT_VERSION = 2;
+
+/**
+ * Version of the diagnostic envelope (diagnostics/envelope.ts, diagnostics/envelope.schema.json): the
+ * one record of every diagnostic kiln prints or returns, in text and JSON. Any change to a field's
+ * meaning, or a field removed, bumps it; an additive optional field does not. Readers refuse other
+ * versions (KILN_ENVELOPE_UNSUPPORTED_VERSION) rather than read them as success.
+ */
+export const DIAGNOSTIC_ENVELOPE_VERSION = 1;
 
 /**
  * Version of the codegraph JSONL format (`kiln graph export`, packages/core/src/graph/): the header's
@@ -86,7 +97,7 @@ export const GRAPH_MEMO_FORMAT = 4;
  * Format of `kiln affected --format json` (affected/affected.ts): the records a CI script reads. A bump
  * means a field changed meaning or was removed; adding a field does not bump it.
  */
-export const AFFECTED_FORMAT = 1;
+export const AFFECTED_FORMAT = 2; // 2: `diagnostics` are diagnostic envelopes
 
 /**
  * Format of the memoised dependency graph of a head state (affected/closure-memo.ts, store key

@@ -1,13 +1,13 @@
 /**
  * Issue 2, point 11 — one alphabetical registry of diagnostic codes: every entry complete (severity,
- * title, meaning, hint), keys sorted, every code the sources emit registered, and every registered
+ * outcome category (issue 14 point 8), title, meaning, hint), keys sorted, every code the sources emit registered, and every registered
  * code reachable through `diagnostic()` with the registry's severity and hint.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { CODES, diagnostic, formatDiagnostic, isDiagnosticCode, KilnError, type DiagnosticCode } from '@kiln/core';
+import { CODES, diagnostic, formatDiagnostic, isDiagnosticCode, KilnError, OUTCOMES, type DiagnosticCode } from '@kiln/core';
 
 const codes = Object.keys(CODES) as DiagnosticCode[];
 
@@ -23,9 +23,13 @@ describe('the diagnostic code registry', () => {
     expect(new Set(codes).size).toBe(codes.length);
   });
 
-  it.each(codes)('%s has a severity, a title, a meaning and a hint', (code) => {
-    const e = CODES[code] as { severity: unknown; title: unknown; meaning: unknown; hint: unknown };
+  it.each(codes)('%s has a severity, an outcome, a title, a meaning and a hint', (code) => {
+    const e = CODES[code] as { severity: unknown; outcome: unknown; title: unknown; meaning: unknown; hint: unknown; wraps?: unknown };
     expect(['error', 'warning', 'info']).toContain(e.severity);
+    // The outcome category is data of the registry (issue 14 point 8): one of OUTCOMES, and a warning
+    // or a notice never stands for a result that was refused or failed.
+    expect(Object.keys(OUTCOMES)).toContain(e.outcome);
+    if (e.severity !== 'error') expect(['degraded', 'slower', 'unaffected'], code).toContain(e.outcome);
     for (const field of ['title', 'meaning', 'hint'] as const) {
       const v = e[field];
       expect(typeof v, `${code}.${field}`).toBe('string');
@@ -33,7 +37,8 @@ describe('the diagnostic code registry', () => {
       expect((v as string).trim(), `${code}.${field}`).toBe(v);
     }
     expect(e.title).not.toMatch(/\.$/); // one line, no full stop
-    expect(Object.keys(e).sort()).toEqual(['hint', 'meaning', 'severity', 'title']);
+    expect(Object.keys(e).filter((k) => k !== 'wraps').sort()).toEqual(['hint', 'meaning', 'outcome', 'severity', 'title']);
+    if (e.wraps !== undefined) expect(e.wraps).toBe('typescript');
   });
 
   it.each(codes)('%s builds a diagnostic carrying the registry severity and hint', (code) => {

@@ -24,9 +24,10 @@ import {
   checkFreshness,
   contextPack,
   createGraphSession,
+  diagnostic,
   explainContext,
   findIdentifiers,
-  formatDiagnostic,
+  formatEnvelopeText,
   formatExplanationText,
   formatFindText,
   formatModuleText,
@@ -38,6 +39,7 @@ import {
   loadGraph,
   moduleView,
   neighborhood,
+  toEnvelope,
   type Diagnostic,
   type LoadedGraph,
 } from '@kiln/core';
@@ -66,10 +68,15 @@ function text(t: string): CallToolResult {
   return { content: [{ type: 'text', text: t }] };
 }
 
+/**
+ * A tool's failure: its diagnostics as envelopes in `structuredContent.diagnostics` (for a client that
+ * reads records), and their text projections as the text content (for a model that reads text).
+ */
 function failure(e: unknown): CallToolResult {
   if (e instanceof KilnError) {
     const more = ((e as { diagnostics?: Diagnostic[] }).diagnostics ?? []).filter((d) => d !== e.diagnostic);
-    return { isError: true, content: [{ type: 'text', text: [formatDiagnostic(e.diagnostic), ...more.map(formatDiagnostic)].join('\n') }] };
+    const envelopes = [e.diagnostic, ...more].map(toEnvelope);
+    return { isError: true, content: [{ type: 'text', text: envelopes.map(formatEnvelopeText).join('\n') }], structuredContent: { diagnostics: envelopes } };
   }
   return { isError: true, content: [{ type: 'text', text: `kiln: internal error: ${(e as Error)?.message ?? String(e)}` }] };
 }
@@ -289,7 +296,7 @@ export function createKilnMcpServer(opts: KilnMcpOptions): McpServer {
         annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
       },
       handler: async () => {
-        if (opts.dir === undefined) return { isError: true, content: [{ type: 'text', text: 'reindex needs the source directory: start the server with a package directory (kiln mcp <dir>)' }] };
+        if (opts.dir === undefined) return failure(new KilnError(diagnostic('KILN_USAGE', 'reindex needs the source directory: start the server with a package directory (kiln mcp <dir>)', { producer: 'mcp' })));
         const { previous, next } = await state.reindex();
         const before = previous ? String(previous.index.header.snapshot?.id ?? '') : null;
         const after = String(next.index.header.snapshot?.id ?? '');

@@ -11,6 +11,7 @@ import { join, resolve } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formatEnvelopeText, readEnvelope, type DiagnosticEnvelope } from '@kiln/core';
 
 const root = resolve(__dirname, '../../..');
 const serverBin = join(root, 'packages/mcp/bin/kiln-mcp.js');
@@ -118,9 +119,13 @@ describe('kiln MCP server over stdio', () => {
   }, 120_000);
 
   it('reports errors as tool errors with the diagnostic, and keeps serving', async () => {
-    const r = (await client.callTool({ name: 'graph_neighbors', arguments: { node_id: 'nothingHere' } })) as ToolResult;
+    const r = (await client.callTool({ name: 'graph_neighbors', arguments: { node_id: 'nothingHere' } })) as ToolResult & { structuredContent?: { diagnostics?: DiagnosticEnvelope[] } };
     expect(r.isError).toBe(true);
     expect(textOf(r)).toMatch(/KILN_GRAPH_NODE_NOT_FOUND/);
+    // The diagnostic as its envelope (issue 14 point 8), and the text as its projection.
+    const envelopes = r.structuredContent?.diagnostics ?? [];
+    expect(envelopes.map((e) => readEnvelope(e))).toEqual([{ ok: true, envelope: expect.objectContaining({ code: 'KILN_GRAPH_NODE_NOT_FOUND', outcome: 'refused', location: expect.objectContaining({ kind: 'none' }) }) }]);
+    expect(textOf(r)).toBe(formatEnvelopeText(envelopes[0]!));
     const bad = (await client.callTool({ name: 'context_for_task', arguments: { task: TASK, budget: 5 } })) as ToolResult;
     expect(bad.isError).toBe(true);
     expect(textOf(await client.callTool({ name: 'graph_summary', arguments: {} }))).toMatch(/^snapshot/);

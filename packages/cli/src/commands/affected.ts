@@ -13,7 +13,7 @@ import { Option, type Command } from 'commander';
 // Core's light entry: `kiln affected` loads what comparing two states needs, not the rest of core.
 import { KilnError, buildKeyTsconfig, computeAffected, diagnostic, discoverWorkspace, readTargetDefinitions, type AffectedResult } from '@kiln/core/affected';
 import { EXIT_FAILURE, intOption, kilnPluginOptions, type Io, type SetExit } from '../common.js';
-import { formatDiagnostics } from '../format.js';
+import { formatDiagnostics, jsonReport } from '../format.js';
 
 interface AffectedCliOptions {
   target: string;
@@ -68,10 +68,10 @@ export function registerAffected(program: Command, io: Io, setExit: SetExit): vo
         ...(showProgress ? { onProgress: (m: string) => io.err(`kiln affected: ${m}`) } : {}),
       });
       const projects = [...new Set(result.affected.map((a) => a.project))].sort();
-      if (o.format === 'json') io.out(JSON.stringify(result, null, 2));
+      if (o.format === 'json') io.out(jsonReport(result));
       else if (o.format === 'projects') io.out(projects.join(','));
       else io.out(formatAffectedText(result));
-      if (result.diagnostics.length) io.err(formatDiagnostics(result.diagnostics));
+      if (result.diagnostics.length) io.err(formatDiagnostics(result.diagnostics, o.format));
       if (result.diagnostics.some((d) => d.severity === 'error')) {
         setExit(EXIT_FAILURE);
         return;

@@ -6,7 +6,7 @@
  */
 import { resolve } from 'node:path';
 import { Option, type Command } from 'commander';
-import { defaultStoreDir, formatDiagnostic, prepareDebugArtifacts } from '@kiln/core/debug';
+import { defaultStoreDir, formatDiagnostic, prepareDebugArtifacts, toEnvelope } from '@kiln/core/debug';
 import type { Io } from '../common.js';
 
 export function registerDebugIds(program: Command, io: Io): void {
@@ -21,7 +21,7 @@ export function registerDebugIds(program: Command, io: Io): void {
       const cwd = process.cwd();
       const r = await prepareDebugArtifacts({ dirs: dirs.map((d) => resolve(d)), relativeTo: cwd, ...(o.ingest ? { storeDir: o.store ?? defaultStoreDir() } : {}) });
       if (o.format === 'json') {
-        io.out(JSON.stringify({ artifacts: r.artifacts, ingested: r.records.length, diagnostics: r.diagnostics }, null, 2));
+        io.out(JSON.stringify({ artifacts: r.artifacts, ingested: r.records.length, diagnostics: r.diagnostics.map(toEnvelope) }, null, 2));
         return;
       }
       for (const d of r.diagnostics) io.err(formatDiagnostic(d));

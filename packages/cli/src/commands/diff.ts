@@ -2,6 +2,8 @@
  * `kiln diff <before> <after>`: two versions compared declaration by declaration, with a reason for
  * each. A side is a directory or file digested now, or (before) a JSON report recorded with `kiln digest
  * --format json`; a report of the previous digest schema is compared by digesting the other side in it.
+ * A recorded report's diagnostics are diagnostic envelopes: each is read with `readEnvelope`, and one of
+ * an unknown envelope version or not of the schema refuses the report (exit 1), never reads as clean.
  * Exit 1 when a diagnostic of severity error was reported.
  */
 import { readFile, stat } from 'node:fs/promises';
@@ -14,15 +16,23 @@ import {
   diagnostic,
   diffReports,
   digestTree,
+  readEnvelope,
   supportedDigestSchemas,
   type Diagnostic,
+  type DiagnosticEnvelope,
   type DigestReport,
 } from '@kiln/core';
 import { EXIT_FAILURE, treeOptions, withCommonOptions, type CommonOptions, type Io, type SetExit } from '../common.js';
-import { formatDiagnostics, formatDiffText } from '../format.js';
+import { formatDiagnostics, formatDiffText, jsonReport } from '../format.js';
+
+/** A side: its report, and its diagnostics (a recorded report's as the envelopes it holds). */
+interface Side {
+  report: DigestReport;
+  diagnostics: (Diagnostic | DiagnosticEnvelope)[];
+}
 
 /** A recorded JSON report (from `kiln digest --format json`) or a directory to digest now. */
-async function loadSide(path: string, o: CommonOptions, io: Io, schema?: number): Promise<DigestReport> {
+async function loadSide(path: string, o: CommonOptions, io: Io, schema?: number): Promise<Side> {
   let st;
   try {
     st = await stat(path);
@@ -39,9 +49,18 @@ async function loadSide(path: string, o: CommonOptions, io: Io, schema?: number)
     if (parsed?.kind !== 'kiln-digest-report' || parsed.version !== DIGEST_REPORT_VERSION || !Array.isArray(parsed.declarations)) {
       throw new KilnError(diagnostic('KILN_RECORD_INVALID', `${path} is not a kiln digest report of version ${DIGEST_REPORT_VERSION}`, { producer: 'cli' }));
     }
-    return parsed;
+    const recorded: unknown[] = Array.isArray(parsed.diagnostics) ? parsed.diagnostics : [];
+    const diagnostics: DiagnosticEnvelope[] = [];
+    for (const [i, d] of recorded.entries()) {
+      const read = readEnvelope(d, `${path} diagnostics[${i}]`);
+      // A diagnostic that cannot be read is not a clean report: refuse it, with the reader's code.
+      if (!read.ok) throw new KilnError(read.diagnostic);
+      diagnostics.push(read.envelope);
+    }
+    return { report: { ...parsed, diagnostics: [] }, diagnostics };
   }
-  return digestTree(path, { ...treeOptions(o, io), ...(schema !== undefined ? { digestSchema: schema } : {}) });
+  const report = await digestTree(path, { ...treeOptions(o, io), ...(schema !== undefined ? { digestSchema: schema } : {}) });
+  return { report, diagnostics: report.diagnostics };
 }
 
 export function registerDiff(program: Command, io: Io, setExit: SetExit): void {
@@ -53,8 +72,8 @@ export function registerDiff(program: Command, io: Io, setExit: SetExit): void {
       .argument('<after>', 'directory or file')
       .option('--all', 'list unchanged declarations too'),
   ).action(async (beforePath: string, afterPath: string, o: CommonOptions & { all?: boolean }) => {
-    const before = await loadSide(beforePath, o, io);
-    const diagnostics: Diagnostic[] = [];
+    const { report: before, diagnostics: beforeDiagnostics } = await loadSide(beforePath, o, io);
+    const diagnostics: (Diagnostic | DiagnosticEnvelope)[] = [];
     let staleSchema: number | undefined;
     if (before.digest_schema !== DIGEST_SCHEMA) {
       if (before.digest_schema === PREVIOUS_DIGEST_SCHEMA) staleSchema = before.digest_schema;
@@ -64,10 +83,10 @@ export function registerDiff(program: Command, io: Io, setExit: SetExit): void {
         );
       }
     }
-    const after = await loadSide(afterPath, o, io, staleSchema);
+    const { report: after, diagnostics: afterDiagnostics } = await loadSide(afterPath, o, io, staleSchema);
     const result = diffReports(before, after, staleSchema !== undefined ? { staleSchema } : {});
-    diagnostics.push(...before.diagnostics, ...after.diagnostics, ...result.diagnostics);
-    if (o.format === 'json') io.out(JSON.stringify({ ...result, diagnostics }, null, 2));
+    diagnostics.push(...beforeDiagnostics, ...afterDiagnostics, ...result.diagnostics);
+    if (o.format === 'json') io.out(jsonReport({ ...result, diagnostics }));
     else {
       io.out(formatDiffText(result, !!o.all));
       if (diagnostics.length) io.err(formatDiagnostics(diagnostics));

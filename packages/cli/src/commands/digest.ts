@@ -1,11 +1,12 @@
 /**
  * `kiln digest <path>`: every declaration of a package tree or file — identity, kind, language, semantic
- * and doc digests, digest schema, span. Exit 1 when a diagnostic of severity error was reported.
+ * and doc digests, digest schema, span. Exit 1 when a diagnostic of severity error was reported. With
+ * `--format json` the report's diagnostics are diagnostic envelopes.
  */
 import { Option, type Command } from 'commander';
 import { digestTree, supportedDigestSchemas } from '@kiln/core';
 import { EXIT_FAILURE, treeOptions, withCommonOptions, type CommonOptions, type Io, type SetExit } from '../common.js';
-import { formatDiagnostics, formatDigestText } from '../format.js';
+import { formatDiagnostics, formatDigestText, jsonReport } from '../format.js';
 
 export function registerDigest(program: Command, io: Io, setExit: SetExit): void {
   withCommonOptions(
@@ -16,7 +17,7 @@ export function registerDigest(program: Command, io: Io, setExit: SetExit): void
       .addOption(new Option('--digest-schema <n>', 'digest projection to compute').choices(supportedDigestSchemas().map(String))),
   ).action(async (path: string, o: CommonOptions & { digestSchema?: string }) => {
     const report = await digestTree(path, { ...treeOptions(o, io), ...(o.digestSchema ? { digestSchema: Number(o.digestSchema) } : {}) });
-    if (o.format === 'json') io.out(JSON.stringify(report, null, 2));
+    if (o.format === 'json') io.out(jsonReport(report));
     else {
       io.out(formatDigestText(report));
       if (report.diagnostics.length) io.err(formatDiagnostics(report.diagnostics));

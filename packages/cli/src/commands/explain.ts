@@ -1,9 +1,9 @@
 /**
- * `kiln explain [code]`: what a diagnostic code means and how to fix it; `--list` (or no code): every
- * code. An unknown code is a usage error (exit 2).
+ * `kiln explain [code]`: what a diagnostic code means, its outcome category (what it means for the
+ * result) and how to fix it; `--list` (or no code): every code. An unknown code is a usage error (exit 2).
  */
 import { Option, type Command } from 'commander';
-import { CODES, KilnError, diagnostic, isDiagnosticCode } from '@kiln/core';
+import { CODES, KilnError, OUTCOMES, diagnostic, isDiagnosticCode } from '@kiln/core';
 import type { Io } from '../common.js';
 
 export function registerExplain(program: Command, io: Io): void {
@@ -26,6 +26,6 @@ export function registerExplain(program: Command, io: Io): void {
       }
       const e = CODES[upper];
       if (o.format === 'json') io.out(JSON.stringify({ code: upper, ...e }, null, 2));
-      else io.out(`${upper} (${e.severity})\n\n${e.title}.\n\nWhat it means: ${e.meaning}\n\nHow to fix it: ${e.hint}`);
+      else io.out(`${upper} (${e.severity})\n\n${e.title}.\n\nOutcome: ${e.outcome} — ${OUTCOMES[e.outcome]}\n\nWhat it means: ${e.meaning}\n\nHow to fix it: ${e.hint}`);
     });
 }

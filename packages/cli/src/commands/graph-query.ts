@@ -17,7 +17,6 @@ import {
   diagnostic,
   explainContext,
   findIdentifiers,
-  formatDiagnostic,
   formatExplanationText,
   formatFindText,
   formatModuleText,
@@ -33,6 +32,7 @@ import {
   type LoadedGraph,
 } from '@kiln/core';
 import { intOption, type Io } from '../common.js';
+import { formatDiagnostics } from '../format.js';
 
 interface SourceOptions {
   graph: string[];
@@ -62,7 +62,7 @@ function withGraphSource(cmd: Command, formats: string[] = ['text', 'json']): Co
  * The graph for a command: `--graph FILE` (with the directory as its source tree when given) or an export
  * of the directory; several of either give one merged graph of their packages.
  */
-export async function graphFromOptions(dirs: string[], o: Omit<SourceOptions, 'format'>, io: Io): Promise<LoadedGraph> {
+export async function graphFromOptions(dirs: string[], o: Omit<SourceOptions, 'format'> & { format?: string }, io: Io): Promise<LoadedGraph> {
   const opts: LoadGraphOptions = { mode: o.allowErrors ? 'allow-errors' : 'checked' };
   if (o.graph.length) opts.graph = o.graph;
   if (dirs.length) opts.dir = dirs;
@@ -74,13 +74,13 @@ export async function graphFromOptions(dirs: string[], o: Omit<SourceOptions, 'f
   try {
     const g = await loadGraph(opts);
     const notable = g.diagnostics.filter((d) => d.severity !== 'info');
-    if (notable.length) io.err(notable.map(formatDiagnostic).join('\n'));
+    if (notable.length) io.err(formatDiagnostics(notable, o.format));
     return g;
   } catch (e) {
     const more = (e as { diagnostics?: Diagnostic[] }).diagnostics;
     if (e instanceof KilnError && more?.length) {
       const rest = more.filter((d) => d !== e.diagnostic);
-      if (rest.length) io.err(rest.map(formatDiagnostic).join('\n'));
+      if (rest.length) io.err(formatDiagnostics(rest, o.format));
     }
     throw e;
   }
@@ -190,7 +190,7 @@ export function registerContext(program: Command, io: Io, _setExit: (code: numbe
     const g = await graphFromOptions(dirs, o, io);
     const r = await contextPack(g.index, { ...req, format: o.format === 'json' ? 'json' : 'compact', explain: o.explain === true }, g.sourceDir ? { sourceDir: g.sourceDir } : {});
     io.out(r.text);
-    if (r.diagnostics.length) io.err(r.diagnostics.map(formatDiagnostic).join('\n'));
+    if (r.diagnostics.length) io.err(formatDiagnostics(r.diagnostics, o.format));
   });
 
   withGraphSource(

@@ -5,9 +5,9 @@
  * `--no-record`.
  */
 import type { Command } from 'commander';
-import { buildKeyTsconfig, computeWorkspaceKeys, discoverWorkspace, readTargetDefinitions, type ToolTargetSpec } from '@kiln/core';
+import { buildKeyTsconfig, computeWorkspaceKeys, diagnostic, discoverWorkspace, readTargetDefinitions, type Diagnostic, type ToolTargetSpec } from '@kiln/core';
 import { kilnPluginOptions, treeOptions, withCommonOptions, type CommonOptions, type Io } from '../common.js';
-import { formatDiagnostics, formatKeysText } from '../format.js';
+import { formatDiagnostics, formatKeysText, jsonReport } from '../format.js';
 
 export function registerKeys(program: Command, io: Io): void {
   withCommonOptions(
@@ -23,7 +23,7 @@ export function registerKeys(program: Command, io: Io): void {
     const names = plugin.targets ?? ['build'];
     const ws = await discoverWorkspace(root);
     const targets: Record<string, ToolTargetSpec[]> = {};
-    const shadowed: string[] = [];
+    const shadowed: Diagnostic[] = [];
     // The tsconfig each build key reads: the one kiln's own build target compiles (as the plugin keys it).
     const tsconfigs: Record<string, string> = {};
     for (const p of ws.projects) {
@@ -33,16 +33,19 @@ export function registerKeys(program: Command, io: Io): void {
       if (tsconfig !== undefined) tsconfigs[p.root] = tsconfig;
       for (const def of defs.values()) {
         if (def.spec) (targets[p.root] ??= []).push(def.spec);
-        if (def.inputs) shadowed.push(`${p.name}:${def.name} declares its own inputs in ${def.origin} (${JSON.stringify(def.inputs)}): they override kiln's, so raw file bytes stay in its hash and a comment edit is not a hit. Remove them (kiln's key covers the sources).`);
+        if (def.inputs) {
+          const file = `${p.root}/${def.origin.split('#')[0]}`;
+          shadowed.push(diagnostic('KILN_TARGET_INPUTS_SHADOWED', `${p.name}:${def.name} declares its own inputs in ${def.origin} (${JSON.stringify(def.inputs)}): they override kiln's, so raw file bytes stay in its hash and a comment edit is not a hit`, { file, producer: 'keys' }));
+        }
       }
     }
     const keys = await computeWorkspaceKeys(root, { ...t, record: o.record, targets, ...(Object.keys(tsconfigs).length ? { tsconfigs } : {}) });
-    if (o.format === 'json') io.out(JSON.stringify(keys, null, 2));
+    if (o.format === 'json') io.out(jsonReport(keys));
     else {
       io.out(formatKeysText(keys));
       const ds = [...keys.diagnostics, ...keys.projects.flatMap((p) => p.diagnostics)];
       if (ds.length) io.err(formatDiagnostics(ds));
     }
-    for (const line of shadowed) io.err(`kiln: warning: ${line}`);
+    if (shadowed.length) io.err(formatDiagnostics(shadowed, o.format));
   });
 }

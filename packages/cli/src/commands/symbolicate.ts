@@ -20,6 +20,7 @@ import {
   formatFrameText,
   formatSymbolicateSummary,
   parseStackInput,
+  toEnvelope,
 } from '@kiln/core/debug';
 import type { Io, SetExit } from '../common.js';
 
@@ -62,7 +63,7 @@ export function registerSymbolicate(program: Command, io: Io, setExit: SetExit):
           io.out(`${first ? '' : ','}${JSON.stringify(f)}`);
           first = false;
         });
-        io.out(`],"summary":${JSON.stringify(counts)},"diagnostics":${JSON.stringify(input.diagnostics)}}`);
+        io.out(`],"summary":${JSON.stringify(counts)},"diagnostics":${JSON.stringify(input.diagnostics.map(toEnvelope))}}`);
       } else {
         for (const m of input.message) io.out(m);
         await sym.frames(input.frames, (f) => {

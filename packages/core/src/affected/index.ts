@@ -8,5 +8,6 @@
  */
 export { computeAffected, type AffectedOptions, type AffectedResult, type AffectedTarget, type TargetRule } from './affected.js';
 export { KilnError, diagnostic, formatDiagnostic, type Diagnostic } from '../diagnostics/diagnostic.js';
+export { toEnvelope, formatEnvelopeText, formatEnvelopeJson, type DiagnosticEnvelope } from '../diagnostics/envelope.js';
 export { discoverWorkspace } from '../workspace/discover.js';
 export { buildKeyTsconfig, readTargetDefinitions } from '../workspace/target-definitions.js';

@@ -625,7 +625,7 @@ function toKiln(
   sanitize: (m: string) => string,
   fallbackFile?: string,
 ): BuildDiagnostic {
-  const fields: { file?: string; line?: number; column?: number; producer: string } = { producer: PRODUCER };
+  const fields: Parameters<typeof diagnostic>[2] = { producer: PRODUCER };
   const loc = location(ts, d, rel);
   if (loc.file) Object.assign(fields, loc);
   else if (fallbackFile) fields.file = rel(fallbackFile);
@@ -640,13 +640,18 @@ function toKiln(
   return out;
 }
 
-function location(ts: typeof TS, d: TS.Diagnostic, rel: (abs: string) => string): { file?: string; line?: number; column?: number } {
+function location(ts: typeof TS, d: TS.Diagnostic, rel: (abs: string) => string): { file?: string; line?: number; column?: number; endLine?: number; endColumn?: number } {
   if (!d.file) return {};
-  const out: { file?: string; line?: number; column?: number } = { file: rel(d.file.fileName) };
+  const out: { file?: string; line?: number; column?: number; endLine?: number; endColumn?: number } = { file: rel(d.file.fileName) };
   if (d.start !== undefined) {
     const lc = ts.getLineAndCharacterOfPosition(d.file, d.start);
     out.line = lc.line + 1;
     out.column = lc.character + 1;
+    if (d.length !== undefined) {
+      const end = ts.getLineAndCharacterOfPosition(d.file, d.start + d.length);
+      out.endLine = end.line + 1;
+      out.endColumn = end.character + 1;
+    }
   }
   return out;
 }

@@ -14,6 +14,7 @@ export { formatFrameText, formatSymbolicateSummary } from './format.js';
 export { RuntimeSymbolicator, installStackTraceHook, formatCallSite } from './runtime.js';
 // What `kiln symbolicate` and `kiln debug-ids` need besides, so they load this entry alone.
 export { KilnError, diagnostic, formatDiagnostic } from '../diagnostics/diagnostic.js';
+export { toEnvelope } from '../diagnostics/envelope.js';
 export { defaultStoreDir } from '../store/format.js';
 export { findWorkspaceRoot } from '../view/locate.js';
 export { DEBUG_STORE_FORMAT } from '../version.js';

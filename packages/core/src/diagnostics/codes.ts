@@ -5,8 +5,30 @@
 
 export type Severity = 'error' | 'warning' | 'info';
 
+/**
+ * What a diagnostic means for the result of the work that reported it (RFC 167's outcome category).
+ * Data of the registry, one per code, never decided at print time. A reader that meets an outcome not
+ * listed here does not read it as success (diagnostics/envelope.ts refuses the record).
+ */
+export const OUTCOMES = {
+  refused: 'kiln did not do the work: the command line, a configuration or the environment does not allow it. Nothing was computed or written.',
+  failed: 'The work ran and produced no result: nothing was written (a build, a graph), or the answer must not be used.',
+  degraded: 'A result was produced, but less precise than normal: what it covers counts as changed, keys move more often, or facts are less resolved. It stays safe to use.',
+  slower: 'The result is correct and as precise as normal; only time was lost (the local store was not used, or work was recomputed).',
+  unaffected: 'The result is exactly what it would be without this diagnostic; it is worth knowing, nothing more.',
+} as const;
+
+export type Outcome = keyof typeof OUTCOMES;
+
 export interface CodeEntry {
   readonly severity: Severity;
+  /** What it means for the result (OUTCOMES). */
+  readonly outcome: Outcome;
+  /**
+   * Set on the codes that carry another tool's own diagnostics (the compiler's TS2322): the text
+   * projection shows that tool's code in its place and no hint (the tool's message is the explanation).
+   */
+  readonly wraps?: 'typescript';
   /** One line: what happened. */
   readonly title: string;
   /** What it means for the result (which digests are affected, whether work was lost). */
@@ -18,6 +40,7 @@ export interface CodeEntry {
 export const CODES = {
   KILN_BINARY_FILE: {
     severity: 'warning',
+    outcome: 'degraded',
     title: 'A source file contains binary data',
     meaning:
       'The file has NUL bytes, so it is not TypeScript or JavaScript text. kiln does not parse it; the module is digested by its raw content hash and every declaration it had counts as changed whenever its bytes change.',
@@ -25,6 +48,7 @@ export const CODES = {
   },
   KILN_BUILD_ABSOLUTE_PATH: {
     severity: 'warning',
+    outcome: 'degraded',
     title: 'An emitted file contains an absolute path of this machine',
     meaning:
       'The output is not the same in two clones at different paths, so they cannot share cache entries, and a restored artifact points at a directory that may not exist on the machine that restores it. The build itself succeeded.',
@@ -32,6 +56,7 @@ export const CODES = {
   },
   KILN_BUILD_CJS_UNSUPPORTED: {
     severity: 'error',
+    outcome: 'failed',
     title: 'Code that a CommonJS build cannot express',
     meaning:
       'The package asks for a CommonJS build (a require condition, a .cjs path, or formats: ["cjs"]), and a module uses top-level await or an import.meta property CommonJS has no equivalent for (import.meta.url, .dirname and .filename are translated; import.meta.resolve, import.meta.env and import.meta itself are not). Nothing was written.',
@@ -39,6 +64,7 @@ export const CODES = {
   },
   KILN_BUILD_COMPILER_FAILED: {
     severity: 'error',
+    outcome: 'failed',
     title: 'The TypeScript compiler failed unexpectedly',
     meaning:
       'The compiler threw instead of reporting diagnostics. Nothing was written and the build failed.',
@@ -46,6 +72,7 @@ export const CODES = {
   },
   KILN_BUILD_EXCLUDED_IMPORTED: {
     severity: 'error',
+    outcome: 'failed',
     title: 'A built module imports a file the build excludes',
     meaning:
       'Tests and tool config files (the exclude option) are not emitted, but a module the build emits imports one of them, so the built package would fail to load. Nothing was written.',
@@ -53,6 +80,7 @@ export const CODES = {
   },
   KILN_BUILD_FORMAT_UNAVAILABLE: {
     severity: 'error',
+    outcome: 'refused',
     title: 'The build tsconfig cannot produce the module format the package needs',
     meaning:
       'kiln compiles once to ECMAScript modules and derives CommonJS from that; this tsconfig makes the compiler emit CommonJS (module CommonJS, or Node16/NodeNext in a package without "type": "module"), so there is no ESM to publish where the package asks for it. Nothing was written.',
@@ -60,6 +88,7 @@ export const CODES = {
   },
   KILN_BUILD_NO_OUTDIR: {
     severity: 'error',
+    outcome: 'refused',
     title: 'The build has no output directory',
     meaning:
       'The tsconfig declares no outDir (or uses outFile) and the target names no outputPath, so kiln cannot tell where the library is built. Nothing was compiled.',
@@ -67,6 +96,7 @@ export const CODES = {
   },
   KILN_BUILD_OUTDIR_NOT_CLEANED: {
     severity: 'warning',
+    outcome: 'degraded',
     title: 'The output directory was not emptied before the build',
     meaning:
       'Removing it would have removed the project or its sources, so only the files this build writes were replaced. Files left there by earlier builds (of sources since renamed or deleted) can still reach the cache.',
@@ -74,6 +104,7 @@ export const CODES = {
   },
   KILN_BUILD_OUTPUTS_SHARED: {
     severity: 'error',
+    outcome: 'refused',
     title: "The build's output directory is another target's declared output",
     meaning:
       'Another Nx target declares outputs in the directory this build writes (the same directory, one inside it, or one that contains it). Nx restores a cached output by replacing it, so restoring one target deletes files the other wrote (a tsbuildinfo, a bundle), and emptying the directory before this build would too. Nothing was written.',
@@ -81,6 +112,7 @@ export const CODES = {
   },
   KILN_BUILD_WRITE_FAILED: {
     severity: 'error',
+    outcome: 'failed',
     title: 'An output file could not be written',
     meaning:
       'The build compiled but its outputs could not be written; whatever it had written was removed, and the build failed.',
@@ -88,6 +120,7 @@ export const CODES = {
   },
   KILN_CONTEXT_STALE: {
     severity: 'warning',
+    outcome: 'degraded',
     title: 'The code graph is stale for the working tree',
     meaning:
       'Files changed, were added or were deleted since the graph was exported, so the context pack (or query) describes the tree as it was then: anchors into changed files may point at the wrong lines, and their source text is left out of the pack.',
@@ -95,6 +128,7 @@ export const CODES = {
   },
   KILN_DEBUG_ID_MISMATCH: {
     severity: 'warning',
+    outcome: 'degraded',
     title: 'A JavaScript file and its source map name different debug IDs',
     meaning:
       'They are not a pair: the map may describe another build of the file, so kiln stores nothing for it and frames in that file are reported unavailable rather than mapped through the wrong map.',
@@ -102,12 +136,14 @@ export const CODES = {
   },
   KILN_DEBUG_MAP_INVALID: {
     severity: 'warning',
+    outcome: 'degraded',
     title: 'A source map cannot be read',
     meaning: 'It is not JSON, or not a version 3 map with `sources` and `mappings`. Frames in its JavaScript file are reported unavailable.',
     hint: 'Check the tool that wrote the map; rebuild the package to write it again.',
   },
   KILN_DEBUG_RELOCATED: {
     severity: 'info',
+    outcome: 'unaffected',
     title: 'A frame was mapped to the current source through its unchanged declaration',
     meaning:
       'The file changed since the artifact was built (a comment or formatting edit, a semantic cache hit), but the declaration around the frame has the same semantic digest and the same tokens, so the frame points at the same token of the current file. The line the artifact was built from is shown beside it.',
@@ -115,12 +151,14 @@ export const CODES = {
   },
   KILN_DEBUG_SOURCES_MISSING: {
     severity: 'warning',
+    outcome: 'degraded',
     title: 'A source map retains no text for some of its sources',
     meaning: 'Without `sourcesContent` kiln cannot show or verify the source a frame came from; those frames are reported unavailable.',
     hint: 'Run `kiln debug-ids DIR` after the tool that wrote the map (it fills `sourcesContent` from the sources on disk), or enable the tool\'s inline-sources option.',
   },
   KILN_DEBUG_SOURCE_CHANGED: {
     severity: 'warning',
+    outcome: 'degraded',
     title: 'A frame points into source that has changed since the artifact was built',
     meaning:
       'The declaration around the frame changed (or its file is gone), so no line of the current file can be presented as the artifact\'s. The retained line — the text the artifact was built from — is shown instead.',
@@ -128,12 +166,14 @@ export const CODES = {
   },
   KILN_DEBUG_STORE_FAILED: {
     severity: 'warning',
+    outcome: 'slower',
     title: 'Debug data could not be written to the local store',
     meaning: 'The build itself is unaffected; the artifact is ingested again from its files the first time a frame needs it.',
     hint: 'Check that the store directory ($KILN_STORE or ~/.cache/kiln/store) is writable and the disk is not full.',
   },
   KILN_DEBUG_UNAVAILABLE: {
     severity: 'warning',
+    outcome: 'degraded',
     title: 'No debug artifact for a frame',
     meaning:
       'Neither a debug ID the store knows nor a JavaScript file with a source map beside it, or no mapping at that position: the frame is reported unavailable, never guessed from a file name.',
@@ -141,6 +181,7 @@ export const CODES = {
   },
   KILN_DIGEST_STALE_SCHEMA: {
     severity: 'info',
+    outcome: 'degraded',
     title: 'A recorded digest matched only under the previous digest projection',
     meaning:
       'The recorded digest was computed with an older digest_schema. The declaration still matches under that projection, so it is treated as unchanged, but the match is stale: the current projection may see a difference the old one ignored.',
@@ -148,6 +189,7 @@ export const CODES = {
   },
   KILN_DIGEST_UNSUPPORTED_SCHEMA: {
     severity: 'error',
+    outcome: 'refused',
     title: 'A recorded digest uses a digest_schema this kiln cannot compute',
     meaning:
       'Only the current and the previous projection are kept. Declarations recorded under any other schema cannot be compared and are reported as changed.',
@@ -155,12 +197,30 @@ export const CODES = {
   },
   KILN_EMPTY_FILE: {
     severity: 'info',
+    outcome: 'unaffected',
     title: 'A source file is empty',
     meaning: 'The module has no declarations and no statements; its module digest is that of an empty module.',
     hint: 'Nothing to fix unless the file was truncated by accident.',
   },
+  KILN_ENVELOPE_INVALID: {
+    severity: 'error',
+    outcome: 'refused',
+    title: 'A diagnostic record is not a valid kiln diagnostic envelope',
+    meaning:
+      'A diagnostic read back (from a recorded report, or handed over by another process) is not JSON of the envelope schema: a required field is missing or has the wrong type, or its outcome or severity is not one this kiln knows. It is not read, and what carried it is not read as a success.',
+    hint: 'Record it again with this version of kiln (e.g. `kiln digest <dir> --format json > file`); if another tool wrote it, validate it against @kiln/core/diagnostic-envelope.schema.json.',
+  },
+  KILN_ENVELOPE_UNSUPPORTED_VERSION: {
+    severity: 'error',
+    outcome: 'refused',
+    title: 'A diagnostic record uses an envelope version this kiln does not read',
+    meaning:
+      'Its fields may mean something else under another version (a newer kiln wrote it, or an older one), so it is not read, and what carried it is not read as a success: an unknown version never reads as "no problem".',
+    hint: 'Read it with the kiln version that wrote it, or record it again with this one (e.g. `kiln digest <dir> --format json > file`).',
+  },
   KILN_EXPORTS_FORMAT_CONFLICT: {
     severity: 'error',
+    outcome: 'refused',
     title: 'package.json asks for a module format the path cannot hold',
     meaning:
       'A condition and the file it points at disagree: a require condition on a file Node loads as ESM (.mjs, or .js in a "type": "module" scope), an import condition on a .cjs file, one path under both, or types in one format for JavaScript in the other (TypeScript would type the package wrongly for that consumer). The build does not guess which was meant; nothing was written.',
@@ -168,6 +228,7 @@ export const CODES = {
   },
   KILN_EXPORTS_TARGET_MISSING: {
     severity: 'error',
+    outcome: 'refused',
     title: 'package.json points at a file the build does not produce',
     meaning:
       'An exports condition (or main, module, types, bin) names a JavaScript or declaration file that does not exist and that no source of the build compiles to, or one outside the build output directory, so a consumer resolving it would fail. Nothing was written.',
@@ -175,6 +236,7 @@ export const CODES = {
   },
   KILN_FILE_TOO_LARGE: {
     severity: 'warning',
+    outcome: 'degraded',
     title: 'A source file is larger than the parse limit',
     meaning:
       'kiln does not parse files above the limit (default 8 MiB). The module is digested by its raw content hash: any byte change counts as a change to every declaration in it.',
@@ -182,6 +244,7 @@ export const CODES = {
   },
   KILN_GIT_PATH_NOT_UTF8: {
     severity: 'warning',
+    outcome: 'degraded',
     title: 'A path in a git tree is not valid UTF-8',
     meaning:
       'kiln names files by their text, so it cannot name this one: the file is left out of the view of that state. A source file left out of a base state reads as added at head, so affected sets only grow.',
@@ -189,30 +252,35 @@ export const CODES = {
   },
   KILN_GIT_REF_UNKNOWN: {
     severity: 'error',
+    outcome: 'refused',
     title: 'A git revision names no commit or tree',
     meaning: 'kiln cannot read the workspace at that state, so nothing was computed for it.',
     hint: 'Check the revision (git rev-parse REV); in a shallow clone fetch enough history (git fetch --deepen N, or fetch-depth: 0 in CI).',
   },
   KILN_GIT_SHALLOW: {
     severity: 'error',
+    outcome: 'refused',
     title: 'The base revision is not in this shallow clone',
     meaning: 'A shallow clone holds only the last commits; the base (or the history up to the common ancestor of base and head) was not fetched, so the two states cannot be compared. Nothing was computed — an empty affected set would be a guess.',
     hint: 'Fetch the history the comparison needs: in GitHub Actions `actions/checkout` with `fetch-depth: 0` (or enough depth to reach the base), locally `git fetch --unshallow` or `git fetch --deepen=N origin`.',
   },
   KILN_GIT_UNAVAILABLE: {
     severity: 'error',
+    outcome: 'refused',
     title: 'git is not available for this workspace',
     meaning: 'Reading a state from git needs git and a repository; nothing was computed.',
     hint: 'Install git, and run kiln inside a git repository (git init, or clone the workspace).',
   },
   KILN_GRAPH_AMBIGUOUS: {
     severity: 'error',
+    outcome: 'refused',
     title: 'A name given to a graph query names several nodes',
     meaning: 'kiln does not guess which one was meant; nothing was printed.',
     hint: 'Pass one of the listed ids (as `kiln graph find` prints them), or a longer module path.',
   },
   KILN_GRAPH_CHECK_FAILED: {
     severity: 'error',
+    outcome: 'failed',
     title: 'A checked codegraph was asked for a project that does not type-check',
     meaning:
       'Checked mode records only facts the TypeScript checker verified, so it refuses a project with compiler errors: no graph was written. The compiler errors are listed with it.',
@@ -220,6 +288,7 @@ export const CODES = {
   },
   KILN_GRAPH_INVALID: {
     severity: 'error',
+    outcome: 'refused',
     title: 'A codegraph document could not be read',
     meaning:
       'A line is not JSON, the first record is not a header, or a record of a kind this kiln knows does not match the codegraph schema. Records of unknown kinds are kept as opaque records, never rejected.',
@@ -227,12 +296,14 @@ export const CODES = {
   },
   KILN_GRAPH_NODE_NOT_FOUND: {
     severity: 'error',
+    outcome: 'refused',
     title: 'A graph query names a node the graph does not have',
     meaning: 'No node has that id, module path, file or name; nothing was printed.',
     hint: 'Use `kiln graph find <name>` to list matching identifiers and their ids; check that the graph was exported from the tree you mean.',
   },
   KILN_GRAPH_UNCHECKED: {
     severity: 'warning',
+    outcome: 'degraded',
     title: 'The codegraph was exported without the type checker',
     meaning:
       'No program was built: either a tolerant export from syntax alone was asked for (`--allow-errors` without `--check`), or no usable tsconfig was found. Every source fact is syntax_inferred; references are per module-level declaration, resolved from kiln\'s own facts by name (a local shadowing a module-level name counts as a mention of it); there are no call or reference sites. Imports resolve with the compiler\'s module resolution when a tsconfig was read, else by kiln\'s own rules (relative paths, workspace packages).',
@@ -240,12 +311,14 @@ export const CODES = {
   },
   KILN_GRAPH_UNSUPPORTED_SCHEMA: {
     severity: 'error',
+    outcome: 'refused',
     title: 'A codegraph uses a schema version this kiln does not read',
     meaning: 'Its records may mean something else under another version, so none was read.',
     hint: 'Re-export the graph with this version of kiln (`kiln graph export <dir>`).',
   },
   KILN_INVALID_UTF8: {
     severity: 'warning',
+    outcome: 'degraded',
     title: 'A source file is not valid UTF-8',
     meaning:
       'kiln reads sources as UTF-8 and refuses to guess another encoding. The module is digested by its raw content hash: any byte change counts as a change to every declaration in it.',
@@ -253,6 +326,7 @@ export const CODES = {
   },
   KILN_LOCKFILE_DUPLICATE: {
     severity: 'warning',
+    outcome: 'degraded',
     title: 'The lockfile lists a package twice',
     meaning:
       'An install path (package-lock.json), a key (pnpm-lock.yaml) or a descriptor (yarn.lock) occurs in two entries, so which one the package manager installs is ambiguous. Each external\'s dependency closure is still computed, but its digest also covers the whole lockfile: every build key that reads an external moves whenever any line of the lockfile changes.',
@@ -260,6 +334,7 @@ export const CODES = {
   },
   KILN_LOCKFILE_INVALID: {
     severity: 'warning',
+    outcome: 'degraded',
     title: 'The lockfile cannot be parsed',
     meaning:
       'package-lock.json is not valid JSON, pnpm-lock.yaml is not valid YAML, or yarn.lock is malformed or holds merge conflict markers. External versions come from the installed packages, and each external\'s key part stands for the whole lockfile: every build key that reads an external moves whenever the lockfile changes.',
@@ -267,6 +342,7 @@ export const CODES = {
   },
   KILN_LOCKFILE_MISSING: {
     severity: 'info',
+    outcome: 'degraded',
     title: 'The workspace has no lockfile',
     meaning:
       'There is no package-lock.json, pnpm-lock.yaml or yarn.lock at the workspace root. The version of each external package a build reads, and its dependency closure, come from the installed node_modules: the keys follow what this machine has installed, and two machines with different installs have different keys.',
@@ -274,6 +350,7 @@ export const CODES = {
   },
   KILN_LOCKFILE_UNSUPPORTED: {
     severity: 'warning',
+    outcome: 'degraded',
     title: 'The lockfile format version is not one kiln resolves',
     meaning:
       'kiln resolves dependency closures in npm lockfileVersion 2 and 3, pnpm lockfileVersion 6 and 9, and yarn.lock (classic and berry). For another version each external\'s key part stands for the whole lockfile: every build key that reads an external moves whenever the lockfile changes.',
@@ -281,6 +358,7 @@ export const CODES = {
   },
   KILN_MANIFEST_INVALID: {
     severity: 'warning',
+    outcome: 'degraded',
     title: 'A package.json could not be read as JSON',
     meaning:
       'kiln cannot tell the package name or its entry points: declarations get the package name "(unnamed)" and no surface identities.',
@@ -288,6 +366,7 @@ export const CODES = {
   },
   KILN_NESTING_TOO_DEEP: {
     severity: 'warning',
+    outcome: 'degraded',
     title: 'A source file nests deeper than kiln walks',
     meaning:
       'Syntax nested deeper than kiln digests (128 levels of brackets, arrows and chained operators when parsing; 500 syntax-tree levels when digesting) is not digested structurally. The declarations that contain it are reported as changed (unparseable); the rest of the file is digested normally.',
@@ -295,6 +374,7 @@ export const CODES = {
   },
   KILN_NODE_UNSUPPORTED: {
     severity: 'error',
+    outcome: 'refused',
     title: 'kiln does not run on this Node.js version',
     meaning:
       'Nx loads executors and generators with require(), and kiln\'s are ES modules, which require() loads only from Node.js 20.19 (20.x) and 22.12 (22.x) on. The kiln plugin infers nothing and the init generator changes nothing; the message names the version found and the versions kiln runs on.',
@@ -302,18 +382,21 @@ export const CODES = {
   },
   KILN_NOT_FOUND: {
     severity: 'error',
+    outcome: 'refused',
     title: 'A path given to kiln does not exist',
     meaning: 'Nothing was digested.',
     hint: 'Check the path; it is resolved against the current directory.',
   },
   KILN_NO_SOURCES: {
     severity: 'warning',
+    outcome: 'unaffected',
     title: 'No TypeScript or JavaScript sources were found',
     meaning: 'The directory contains no .ts, .tsx, .mts, .cts, .js, .jsx, .mjs or .cjs files outside node_modules and build outputs.',
     hint: 'Point kiln at a package directory or a source file.',
   },
   KILN_NX_UNSUPPORTED: {
     severity: 'error',
+    outcome: 'refused',
     title: 'The workspace runs an Nx version kiln does not support',
     meaning:
       'kiln is tested on each Nx major it claims, on a real install; the message names the Nx version found and the majors kiln supports. On an older Nx the kiln plugin infers nothing and fails the project graph with this message (rather than with an error from inside Nx), and the init generator leaves nx.json unchanged.',
@@ -321,6 +404,7 @@ export const CODES = {
   },
   KILN_OPAQUE_BINARY: {
     severity: 'info',
+    outcome: 'degraded',
     title: 'A dependency kiln does not build ships a binary file',
     meaning:
       'A native addon (.node), WebAssembly module (.wasm) or other binary file shipped by a workspace package without a tsconfig is keyed by its bytes: every dependent\'s key moves whenever it is rebuilt with different bytes, even if its behaviour is the same.',
@@ -328,6 +412,7 @@ export const CODES = {
   },
   KILN_OPAQUE_BUILD_PRODUCT: {
     severity: 'warning',
+    outcome: 'degraded',
     title: 'A dependency kiln does not build ships files git ignores',
     meaning:
       'A workspace package without a tsconfig ships files that git ignores and does not track, so they are built by some other step (cargo, wasm-pack, a bundler). Its dependents are keyed by those files as they are on disk when the key is computed: before that step runs, or after a stale run, the key describes other files than the ones a build will read.',
@@ -335,6 +420,7 @@ export const CODES = {
   },
   KILN_OPAQUE_CYCLE: {
     severity: 'warning',
+    outcome: 'degraded',
     title: 'A dependency cycle passes through a package kiln does not build',
     meaning:
       'Workspace packages import each other in a cycle that includes a package without a tsconfig. Each package\'s surface includes the others up to where the cycle closes, where a stable token stands for the package being keyed (its own content is in the same digest); a surface that depends on where the cycle was entered is recomputed for each dependent rather than reused. Keys stay sound; they may move more often.',
@@ -342,6 +428,7 @@ export const CODES = {
   },
   KILN_OPAQUE_PACKLIST_FAILED: {
     severity: 'warning',
+    outcome: 'degraded',
     title: 'The files a dependency ships could not be listed by npm\'s rules',
     meaning:
       'A directory or an ignore file (.npmignore, .gitignore) of a workspace package without a tsconfig could not be read, so npm\'s file list for it could not be computed. Every file under the package (node_modules and VCS folders aside) now keys its dependents, so they rebuild more often; a directory that cannot be listed at all is keyed by its size and modification time.',
@@ -349,6 +436,7 @@ export const CODES = {
   },
   KILN_OPAQUE_UNREADABLE: {
     severity: 'warning',
+    outcome: 'degraded',
     title: 'A file a dependency ships could not be read',
     meaning:
       'A file (or directory) shipped by a workspace package without a tsconfig could not be read, so its content cannot key its dependents. A file is keyed by its size and modification time instead: any write to it moves their keys, and so does a fresh checkout. A directory that cannot be listed gives their keys a fresh value on every computation (a directory\'s stamp does not move when a file inside it is written): no cache hit until it can be read.',
@@ -356,6 +444,7 @@ export const CODES = {
   },
   KILN_OPAQUE_UNSHIPPED_IMPORT: {
     severity: 'warning',
+    outcome: 'unaffected',
     title: 'A file a dependency ships imports a file it does not ship',
     meaning:
       'A shipped file of a workspace package without a tsconfig names, by relative path, a file of the package that npm would leave out of its tarball (`files`, .npmignore). Published, the package is broken; in the workspace a dependent\'s build reads the file all the same, so it keys the dependents like a shipped file.',
@@ -363,13 +452,31 @@ export const CODES = {
   },
   KILN_OUTPUTS_DIFFER: {
     severity: 'error',
+    outcome: 'failed',
     title: 'Two build outputs are not equivalent',
     meaning:
       'A JavaScript or declaration file differs beyond non-meaningful comments, whitespace and the order of hoisted declarations, or another file differs byte for byte. If one output was restored from a cache entry kiln keyed as unchanged, that cache hit was wrong.',
     hint: 'Compare the two files at the reported declaration and token; if a cache hit was involved, report it to kiln with both outputs, and rebuild with the cache skipped.',
   },
+  KILN_OUTPUTS_GLOB_UNCHECKED: {
+    severity: 'warning',
+    outcome: 'slower',
+    title: 'A directory the task writes may not be among its declared outputs',
+    meaning:
+      'The directory is not among the target\'s outputs as written, but a glob output might match it, and kiln does not expand globs. The task ran as usual; if no output matches, Nx does not cache what it wrote, and the task runs again next time.',
+    hint: 'Declare the directory itself among the target\'s outputs (e.g. "{projectRoot}/dist"), or set outputPath (outputFile) inside a declared output.',
+  },
+  KILN_OUTPUTS_UNDECLARED: {
+    severity: 'error',
+    outcome: 'refused',
+    title: 'The task would write outside the target\'s declared outputs',
+    meaning:
+      'Nx caches and restores only the target\'s outputs, so what the task wrote elsewhere would be missing after a cache hit. kiln refuses the task instead of leaving it silently uncached; nothing was written.',
+    hint: 'Set outputPath (the codegraph: outputFile), or the tsconfig\'s outDir, to a declared output, or add the directory to the target\'s outputs.',
+  },
   KILN_PARSER_MISMATCH: {
     severity: 'warning',
+    outcome: 'slower',
     title: 'The installed TypeScript parser is not the one kiln extracts with',
     meaning:
       'kiln keys stored slices by its extractor version, which was cut for one exact TypeScript version. Another version may parse a file differently, so this run neither read nor wrote the local store: every file was parsed, and the results are correct, only slower.',
@@ -377,24 +484,28 @@ export const CODES = {
   },
   KILN_READ_FAILED: {
     severity: 'error',
+    outcome: 'degraded',
     title: 'A source file could not be read',
     meaning: 'The file is reported with no declarations and its module counts as changed.',
     hint: 'Check permissions and that the file is not removed while kiln runs.',
   },
   KILN_RECORD_INVALID: {
     severity: 'error',
+    outcome: 'refused',
     title: 'A recorded digest report could not be read',
     meaning: 'The JSON file given to `kiln diff` is not a kiln digest report of a supported version.',
     hint: 'Produce it with `kiln digest <dir> --format json > file` using this version of kiln.',
   },
   KILN_STACK_LINE_UNPARSED: {
     severity: 'warning',
+    outcome: 'degraded',
     title: 'A line of a stack trace is not a frame',
     meaning: 'The line is truncated, from a format kiln does not read, or not part of a trace. It is reported and skipped; every frame that was read is still symbolicated.',
     hint: 'Pass the whole trace as printed (V8/Node, Chrome, Firefox, Safari), or JSON frames `[{"file", "line", "column", "debugId"}]`.',
   },
   KILN_STORE_CORRUPT: {
     severity: 'warning',
+    outcome: 'slower',
     title: 'A local store entry failed its integrity check',
     meaning:
       'The entry was discarded and the slice was recomputed from the source file, so the result is correct; only time was lost.',
@@ -402,19 +513,30 @@ export const CODES = {
   },
   KILN_STORE_UNAVAILABLE: {
     severity: 'warning',
+    outcome: 'slower',
     title: 'The local store could not be used',
     meaning: 'kiln continued without the store: every file was parsed, and nothing was cached for the next run.',
     hint: 'Check that the store directory (--store / KILN_STORE) is writable.',
   },
   KILN_SYNTAX_ERROR: {
     severity: 'warning',
+    outcome: 'degraded',
     title: 'A source file has syntax errors',
     meaning:
       'Declarations outside the broken region still get digests. Declarations that overlap it are marked unparseable and always count as changed, because their meaning cannot be known.',
     hint: 'Fix the syntax error reported at the given line and column.',
   },
+  KILN_TARGET_INPUTS_SHADOWED: {
+    severity: 'warning',
+    outcome: 'degraded',
+    title: 'A keyed target declares inputs of its own',
+    meaning:
+      'A target\'s own inputs win over the ones kiln infers, so Nx hashes what they name (raw file bytes, every external dependency) beside kiln\'s key: the key still moves when the meaning does, but a comment edit or an unrelated lockfile change is no longer a cache hit.',
+    hint: 'Remove the inputs from the target\'s definition (kiln\'s key covers its sources), or stop keying the target (the plugin option targets).',
+  },
   KILN_TOOL_INPUT_UNREADABLE: {
     severity: 'warning',
+    outcome: 'degraded',
     title: 'A directory of a keyed target\'s project could not be listed',
     meaning:
       'The key of a target kiln does not run covers every file under its project. A directory that cannot be listed may hold anything the tool reads, so the key cannot vouch for it: it takes a fresh value on every computation, and the target is never a cache hit until the directory can be read.',
@@ -422,6 +544,7 @@ export const CODES = {
   },
   KILN_TSCONFIG_INVALID: {
     severity: 'error',
+    outcome: 'refused',
     title: 'The tsconfig could not be used',
     meaning:
       'The TypeScript compiler rejected the configuration (syntax, unknown option, missing extends target, no input files). Nothing was compiled.',
@@ -429,6 +552,7 @@ export const CODES = {
   },
   KILN_TSCONFIG_NOT_FOUND: {
     severity: 'error',
+    outcome: 'refused',
     title: 'No tsconfig was found for the build',
     meaning:
       'The build compiles with a tsconfig of the project; none of the names tried exists, so nothing was compiled.',
@@ -436,6 +560,7 @@ export const CODES = {
   },
   KILN_TSCONFIG_UNKNOWN_OPTION: {
     severity: 'warning',
+    outcome: 'unaffected',
     title: 'The tsconfig sets a compiler option kiln\'s TypeScript does not know',
     meaning:
       'The option is usually a newer compiler\'s (TypeScript 6\'s `stableTypeOrdering`, say). kiln reads tsconfigs with its own TypeScript, which drops the option from its parse; the key covers the option\'s raw value instead, from every config of the extends chain that sets it, so changing it still moves the key. A misspelt option is reported the same way.',
@@ -443,6 +568,8 @@ export const CODES = {
   },
   KILN_TYPESCRIPT_ERROR: {
     severity: 'error',
+    outcome: 'failed',
+    wraps: 'typescript',
     title: 'The TypeScript compiler reported an error',
     meaning:
       'The build failed. kiln builds with noEmitOnError semantics: no file was written, and outputs of earlier builds were removed, so nothing looks like the result of this build.',
@@ -450,6 +577,8 @@ export const CODES = {
   },
   KILN_TYPESCRIPT_WARNING: {
     severity: 'warning',
+    outcome: 'unaffected',
+    wraps: 'typescript',
     title: 'The TypeScript compiler reported a warning',
     meaning:
       'The build continues; the warning does not change the output.',
@@ -457,18 +586,21 @@ export const CODES = {
   },
   KILN_UNKNOWN_CODE: {
     severity: 'error',
+    outcome: 'refused',
     title: '`kiln explain` was given a code that is not in the registry',
     meaning: 'Nothing to explain.',
     hint: 'Run `kiln explain --list` to see every code.',
   },
   KILN_USAGE: {
     severity: 'error',
+    outcome: 'refused',
     title: 'The command line is not valid',
     meaning: 'Nothing was run.',
     hint: 'Run the command with --help to see its usage.',
   },
   KILN_WORKER_FAILED: {
     severity: 'error',
+    outcome: 'degraded',
     title: 'A digest worker failed unexpectedly',
     meaning: 'The file it was digesting is reported as unparseable: its declarations count as changed.',
     hint: 'This is a bug in kiln; please report it with the file that triggered it.',

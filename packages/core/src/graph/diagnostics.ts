@@ -77,15 +77,17 @@ function tsDiag(ts: typeof TS, d: TS.Diagnostic, code: DiagnosticCode, root: str
   return out;
 }
 
-/** A TsDiag for people (stderr). */
+/** A TsDiag for people (stderr): kiln's code, the compiler's as `tsCode` (the envelope's tool code). */
 export function toDiagnostic(d: TsDiag): Diagnostic & { tsCode: string } {
-  const fields: { file?: string; line?: number; column?: number; producer: string } = { producer: PRODUCER };
+  const fields: Parameters<typeof diagnostic>[2] = { producer: PRODUCER };
   if (d.file !== undefined) fields.file = d.file;
   if (d.span) {
     fields.line = d.span.startLine;
     fields.column = d.span.startColumn;
+    fields.endLine = d.span.endLine;
+    fields.endColumn = d.span.endColumn;
   }
-  return { ...diagnostic(d.code, `${d.tsCode}: ${d.message}`, fields), tsCode: d.tsCode };
+  return { ...diagnostic(d.code, d.message, fields), tsCode: d.tsCode };
 }
 
 /** Why checked mode refused the project (KILN_GRAPH_CHECK_FAILED), with its errors. */
