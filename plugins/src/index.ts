@@ -18,6 +18,11 @@
  * the stat snapshots it compares, fs-recording.ts the recording of what a computation reads,
  * codegraph-target.ts the inferred `codegraph` target. Importing them does no I/O but one stat, and
  * loads neither @kiln/core nor @nx/devkit: both are loaded when keys must be computed.
+ *
+ * With `KILN_TRACE=FILE` the worker appends its capture to FILE (@kiln/core/trace, which loads nothing
+ * else of core): one `createNodes` span per call (`memo: hit` or `computed`, the keys' spans inside),
+ * written after each call. The capture is opened before any recording starts (the trace file is never
+ * a read of the keys) and ends when the worker exits.
  */
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -117,9 +122,36 @@ function isLibraryRoot(core: Core, workspaceRoot: string, root: string, preferre
   return core.findTsconfig(join(workspaceRoot, root), preferred) !== undefined;
 }
 
+type Trace = typeof import('@kiln/core/trace');
+let pluginTrace: Promise<Trace | undefined> | undefined;
+/** This worker's capture (started once, on the first call with KILN_TRACE set); undefined when it cannot be written. */
+function tracer(file: string): Promise<Trace | undefined> {
+  return (pluginTrace ??= import('@kiln/core/trace').then((t) => {
+    const session = t.startTrace(file, { process: 'nx plugin @kiln/nx' });
+    for (const d of session.diagnostics) process.stderr.write(`${t.formatDiagnostic(d)}\n`);
+    return session.diagnostics.length ? undefined : t;
+  }));
+}
+
 export const createNodesV2: CreateNodesV2<KilnPluginOptions> = [
   '**/package.json',
   async (configFiles, options, context: CreateNodesContextV2) => {
+    const t = process.env.KILN_TRACE ? await tracer(process.env.KILN_TRACE) : undefined;
+    if (!t) return createNodes(configFiles, options, context);
+    const hits = stats.hits;
+    try {
+      return await t.span('createNodes', async () => {
+        const results = await createNodes(configFiles, options, context);
+        t.annotate('memo', stats.hits > hits ? 'hit' : 'computed');
+        return results;
+      });
+    } finally {
+      t.flushTrace();
+    }
+  },
+];
+
+async function createNodes(configFiles: readonly string[], options: KilnPluginOptions | undefined, context: CreateNodesContextV2): Promise<NodesResults> {
     const workspaceRoot = context.workspaceRoot;
     const id = memoId(configFiles, options);
     const memo = await lookupMemo(workspaceRoot, id);
@@ -213,8 +245,7 @@ export const createNodesV2: CreateNodesV2<KilnPluginOptions> = [
     latest = { workspaceRoot, considered, edges, keyed };
     if (keys) await writeMemo(workspaceRoot, { id, results, edges, keyed, env: envOfKeys(keys) }, keys, memo.memo, memo.before, recording);
     return results;
-  },
-];
+}
 
 function edgesOf(keys: WorkspaceKeys | undefined): Edges[] {
   return (keys?.projects ?? []).filter((p) => p.components).map((p) => ({ project: p.project, root: p.root, dependencies: Object.keys(p.components!.dependencies) }));
