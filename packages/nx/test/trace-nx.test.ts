@@ -63,7 +63,7 @@ describe('KILN_TRACE over a real nx run-many', () => {
     }
     for (const t of tasks.filter((t) => t.endsWith(':codegraph'))) {
       const names = new Set(byName.get(t)!.spans.map((s) => s.name));
-      for (const n of ['nx codegraph', 'graph export', 'digest', 'parse', 'graph check']) expect(names, `${t} ${n}`).toContain(n);
+      for (const n of ['nx codegraph', 'graph export', 'digest', 'lookup', 'graph check', 'graph build']) expect(names, `${t} ${n}`).toContain(n);
     }
     expect(byName.get('nx plugin @kiln/nx')!.spans.map((s) => s.name)).toContain('createNodes');
     // One timeline: every span of every process lies within the run (give or take the wall clock's

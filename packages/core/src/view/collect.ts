@@ -45,7 +45,7 @@ import { packItemOf, writePack, type PackItem, type PackRef } from '../store/pac
 import { contentKey, loadContentMap, SliceResolver, type Resolved } from '../store/lookup.js';
 import { readErrorText, storeErrorText } from '../store/error-text.js';
 import { createDigestPool, type DigestPool } from '../pool/pool.js';
-import type { DigestTaskResult } from '../pool/worker.js';
+import type { DigestTask, DigestTaskResult } from '../pool/worker.js';
 import { EXTRACTOR_VERSION } from '../version.js';
 import { gitBlobId } from './git-state.js';
 import type { FileTree } from '../workspace/tree.js';
@@ -256,8 +256,10 @@ export async function collectSlices(o: CollectOptions): Promise<Collected> {
     // Traced, a task names its file and its worker's spans come back with the result (pool/worker.ts).
     const traced = tracing();
     const sent = traced ? performance.now() : 0;
+    const task: DigestTask = { file: join(packageRoot, rel), ...(o.tree ? { bytes: read(rel) } : {}), variant, digestSchema: schema, maxFileSize, storeDir: null, json: withJson() };
+    if (traced) task.trace = rel;
     const t = p
-      .run({ file: join(packageRoot, rel), ...(o.tree ? { bytes: read(rel) } : {}), variant, digestSchema: schema, maxFileSize, storeDir: null, json: withJson(), ...(traced ? { trace: rel } : {}) })
+      .run(task)
       .then(
         (r) => {
           if (r.trace && r.worker) ingestSpans(r.worker.threadId, r.trace);
@@ -344,72 +346,72 @@ export async function collectSlices(o: CollectOptions): Promise<Collected> {
     };
     let sinceYield = 0;
     await span('lookup', async () => {
-    for (const rel of files) {
-      const variant = fileKind(rel)!.variant;
-      const blob = storeDir ? o.vouched?.get(rel) : undefined;
-      if (blob !== undefined) {
-        const e = own?.files.get(rel);
-        if (e && e.blob === blob && e.variant === variant) {
-          // Git vouches the file is this blob, whose bytes hashed to e.contentHash when it was read.
-          vouchedHits++;
-          ownHits++;
-          verified.set(rel, { blob, contentHash: e.contentHash });
-          const cached = o.sliceCache?.get(contentKey(e.contentHash, variant));
-          if (cached && !deferred) {
-            slices.set(rel, cached);
-            known.set(rel, { contentHash: e.contentHash, variant, pack: own!.packs[e.pack]!, blob });
-            storeHits++;
-            progress();
-          } else hit(rel, variant, e.contentHash, own!.packs[e.pack]!);
+      for (const rel of files) {
+        const variant = fileKind(rel)!.variant;
+        const blob = storeDir ? o.vouched?.get(rel) : undefined;
+        if (blob !== undefined) {
+          const e = own?.files.get(rel);
+          if (e && e.blob === blob && e.variant === variant) {
+            // Git vouches the file is this blob, whose bytes hashed to e.contentHash when it was read.
+            vouchedHits++;
+            ownHits++;
+            verified.set(rel, { blob, contentHash: e.contentHash });
+            const cached = o.sliceCache?.get(contentKey(e.contentHash, variant));
+            if (cached && !deferred) {
+              slices.set(rel, cached);
+              known.set(rel, { contentHash: e.contentHash, variant, pack: own!.packs[e.pack]!, blob });
+              storeHits++;
+              progress();
+            } else hit(rel, variant, e.contentHash, own!.packs[e.pack]!);
+            continue;
+          }
+        }
+        let data: Buffer;
+        try {
+          // Synchronous: for many small files one blocking read is several times cheaper than the four
+          // thread-pool round trips of fs/promises readFile.
+          data = read(rel);
+        } catch (e) {
+          diagnostics.push(diagnostic('KILN_READ_FAILED', readErrorText(e), { file: rel, producer: 'view' }));
+          progress();
           continue;
         }
-      }
-      let data: Buffer;
-      try {
-        // Synchronous: for many small files one blocking read is several times cheaper than the four
-        // thread-pool round trips of fs/promises readFile.
-        data = read(rel);
-      } catch (e) {
-        diagnostics.push(diagnostic('KILN_READ_FAILED', readErrorText(e), { file: rel, producer: 'view' }));
-        progress();
-        continue;
-      }
-      bytes += data.length;
-      if (storeDir) {
-        const contentHash = sha256Hex(data);
-        if (blob !== undefined && gitBlobId(data, blob.length) === blob) verified.set(rel, { blob, contentHash });
-        const e: ManifestEntry | undefined = own?.files.get(rel);
-        if (e && e.contentHash === contentHash && e.variant === variant) {
-          ownHits++;
+        bytes += data.length;
+        if (storeDir) {
+          const contentHash = sha256Hex(data);
+          if (blob !== undefined && gitBlobId(data, blob.length) === blob) verified.set(rel, { blob, contentHash });
+          const e: ManifestEntry | undefined = own?.files.get(rel);
+          if (e && e.contentHash === contentHash && e.variant === variant) {
+            ownHits++;
+            const cached = o.sliceCache?.get(contentKey(contentHash, variant));
+            if (cached && !deferred) {
+              // Decoded earlier in this process, from the pack the manifest names: no store read.
+              slices.set(rel, cached);
+              const b = blobOf(rel, contentHash);
+              known.set(rel, { contentHash, variant, pack: own!.packs[e.pack]!, ...(b ? { blob: b } : {}) });
+              storeHits++;
+              progress();
+            } else hit(rel, variant, contentHash, own!.packs[e.pack]!);
+          } else if (!takeGiven(rel, variant, contentHash)) {
+            const ref = (await contentMap()).get(contentKey(contentHash, variant));
+            if (ref) hit(rel, variant, contentHash, ref);
+            else miss(rel, variant, contentHash);
+          }
+        } else {
+          // Hashed only when something is kept by content (the slice hashes the bytes again).
+          const contentHash = o.sliceCache || o.given ? sha256Hex(data) : '';
           const cached = o.sliceCache?.get(contentKey(contentHash, variant));
-          if (cached && !deferred) {
-            // Decoded earlier in this process, from the pack the manifest names: no store read.
+          if (cached) {
             slices.set(rel, cached);
-            const b = blobOf(rel, contentHash);
-            known.set(rel, { contentHash, variant, pack: own!.packs[e.pack]!, ...(b ? { blob: b } : {}) });
-            storeHits++;
             progress();
-          } else hit(rel, variant, contentHash, own!.packs[e.pack]!);
-        } else if (!takeGiven(rel, variant, contentHash)) {
-          const ref = (await contentMap()).get(contentKey(contentHash, variant));
-          if (ref) hit(rel, variant, contentHash, ref);
-          else miss(rel, variant, contentHash);
+          } else miss(rel, variant, contentHash);
         }
-      } else {
-        // Hashed only when something is kept by content (the slice hashes the bytes again).
-        const contentHash = o.sliceCache || o.given ? sha256Hex(data) : '';
-        const cached = o.sliceCache?.get(contentKey(contentHash, variant));
-        if (cached) {
-          slices.set(rel, cached);
-          progress();
-        } else miss(rel, variant, contentHash);
+        // Let the pool receive its first tasks (and load the compiler) while this thread hashes on.
+        if (++sinceYield === 64) {
+          sinceYield = 0;
+          await new Promise<void>((r) => setImmediate(r));
+        }
       }
-      // Let the pool receive its first tasks (and load the compiler) while this thread hashes on.
-      if (++sinceYield === 64) {
-        sinceYield = 0;
-        await new Promise<void>((r) => setImmediate(r));
-      }
-    }
     }, 'files', files.length);
     flush(true);
     if (deferred) {
@@ -434,20 +436,20 @@ export async function collectSlices(o: CollectOptions): Promise<Collected> {
 
     // -------------------------------------------------------------- 5. resolve hits
     if (pending.length) await span('store read', async () => {
-    for (const p of pending) {
-      const r = await p.result!;
-      if (r.status === 'hit') {
-        slices.set(p.rel, r.slice);
-        const b = blobOf(p.rel, p.contentHash);
-        known.set(p.rel, { contentHash: p.contentHash, variant: p.variant, pack: p.ref, json: r.json, ...(b ? { blob: b } : {}) });
-        storeHits++;
-        progress();
-        continue;
+      for (const p of pending) {
+        const r = await p.result!;
+        if (r.status === 'hit') {
+          slices.set(p.rel, r.slice);
+          const b = blobOf(p.rel, p.contentHash);
+          known.set(p.rel, { contentHash: p.contentHash, variant: p.variant, pack: p.ref, json: r.json, ...(b ? { blob: b } : {}) });
+          storeHits++;
+          progress();
+          continue;
+        }
+        if (r.status === 'corrupt') reportCorrupt(p.rel, r.reason);
+        else if (r.status === 'unavailable') storeUnavailable(storeErrorText(r.error));
+        miss(p.rel, p.variant, p.contentHash);
       }
-      if (r.status === 'corrupt') reportCorrupt(p.rel, r.reason);
-      else if (r.status === 'unavailable') storeUnavailable(storeErrorText(r.error));
-      miss(p.rel, p.variant, p.contentHash);
-    }
     }, 'what', 'slices');
     flush(true);
 
