@@ -32,8 +32,16 @@ afterAll(async () => {
   await rm(scratch, { recursive: true, force: true });
 });
 
+/**
+ * The trace once every process of the run has closed its capture: Nx may return before a detached
+ * plugin worker has written its last record (give it up to 5 s; a capture still open then is reported).
+ */
 async function traceOf(file: string) {
-  const checked = checkTrace(await readFile(file, 'utf8'));
+  let checked = checkTrace(await readFile(file, 'utf8'));
+  for (let i = 0; i < 50 && checked.processes.some((p) => p.state === 'cut'); i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    checked = checkTrace(await readFile(file, 'utf8'));
+  }
   expect(checked.errors).toEqual([]);
   return checked.processes;
 }

@@ -95,7 +95,7 @@ export function incompleteSpans(): number {
  */
 export function stopRecording(reason: string): number {
   if (!sink) return 0;
-  const end = nowUs();
+  const at = nowUs();
   let open = 0;
   for (const stack of lanes) {
     for (let i = stack.length - 1; i >= 0; i--) {
@@ -104,7 +104,7 @@ export function stopRecording(reason: string): number {
       s.open = false;
       open++;
       s.args = { ...s.args, incomplete: true, reason };
-      emit(s, end);
+      emit(s, at);
     }
   }
   lanes = [];
@@ -152,10 +152,10 @@ function close(s: Span): void {
   emit(s, nowUs());
 }
 
-function emit(s: Span, end: number): void {
-  if (end > (lastEnd[s.lane] ?? 0)) lastEnd[s.lane] = end;
+function emit(s: Span, at: number): void {
+  if (at > (lastEnd[s.lane] ?? 0)) lastEnd[s.lane] = at;
   if (s.args?.incomplete === true) incompleteCount++;
-  sink?.span(threadId, { name: s.name, ts: s.begin, dur: end - s.begin, lane: s.lane, ...(s.args ? { args: s.args } : {}) });
+  sink?.span(threadId, { name: s.name, ts: s.begin, dur: at - s.begin, lane: s.lane, ...(s.args ? { args: s.args } : {}) });
 }
 
 function fail(s: Span, e: unknown): void {
@@ -219,7 +219,7 @@ export function span<T>(name: string, fn: () => T, key?: string, value?: ArgValu
         fail(s, e);
         throw e;
       },
-    ) as T;
+    ) as unknown as T;
   }
   close(s);
   return r;
@@ -248,15 +248,15 @@ function unwind(depth: number, own: Span): void {
 export function spanSince(name: string, since: number, args?: SpanArgs): void {
   if (sink === undefined) return;
   const parent = currentParent();
-  let begin = usAt(since);
-  const fits = (l: number) => (lastEnd[l] ?? 0) <= begin;
+  let from = usAt(since);
+  const fits = (l: number) => (lastEnd[l] ?? 0) <= from;
   let lane = -1;
   if (parent === undefined || parent.open) {
     const l = parent ? parent.lane : 0;
     const stack = lanes[l];
     if ((stack === undefined ? undefined : stack[stack.length - 1]) === parent && fits(l)) {
       lane = l;
-      if (parent && begin < parent.begin) begin = parent.begin;
+      if (parent && from < parent.begin) from = parent.begin;
     }
   }
   if (lane < 0) {
@@ -271,7 +271,7 @@ export function spanSince(name: string, since: number, args?: SpanArgs): void {
       lanes.push([]);
     }
   }
-  emit({ name, begin, lane, args, open: false }, nowUs());
+  emit({ name, begin: from, lane, args, open: false }, nowUs());
 }
 
 /** Add an argument to the innermost open span of the current flow (nothing when none records). */
