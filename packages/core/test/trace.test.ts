@@ -80,6 +80,10 @@ describe('the build timeline (trace/)', () => {
       [24, false],
       [0, true],
     ]);
+    // One time base across threads: every worker span lies inside the cold digest that sent its task
+    // (a worker's clock is its own timeOrigin plus its own performance.now()).
+    const first = digests[0]!;
+    for (const s of workers.flatMap((w) => w.spans)) expect(s.ts >= first.ts && s.ts + s.dur <= first.ts + first.dur, `${s.name} ${s.ts}`).toBe(true);
   });
 
   it('flows that overlap on one thread get lanes of their own; spans still nest on every track', async () => {

@@ -4,7 +4,7 @@
  * on the first task and stays loaded for the worker's life. Nothing happens at import time.
  *
  * Tracing (trace/): a task that carries `trace` (the file's label) is recorded in this thread — `slice`
- * with `read`, `parse`, `digest` (and `store write`) inside — and its spans go back with the result,
+ * with `read`, `parse`, `digest` inside, then `store write` if it writes — and its spans go back with the result,
  * where the calling thread writes them on this worker's own track. The worker never opens the trace
  * file: one writer per process, which marks what a worker never returned (a crash) itself. Run by a
  * thread that has a capture of its own (a view digests its first misses inline), the spans go to it.
@@ -17,7 +17,7 @@ import { writeSlice } from '../store/write-slice.js';
 import { readErrorText, storeErrorText } from '../store/error-text.js';
 import type { Slice } from '../facts/slice.js';
 import type { Variant } from '../parse/language.js';
-import { begin, collectingSpans, collectSpans, drainSpans, end, span, tracing, type FinishedSpan } from '../trace/record.js';
+import { begin, collectingSpans, collectSpans, drainSpans, end, endFailed, span, tracing, type FinishedSpan } from '../trace/record.js';
 
 export interface DigestTask {
   /**
@@ -57,17 +57,48 @@ export interface DigestTaskResult {
 let tasksRun = 0;
 
 export default async function digestFile(task: DigestTask): Promise<DigestTaskResult> {
-  // Run inline by a thread with its own capture (a view's first misses): its spans are that capture's.
-  if (task.trace !== undefined && tracing() && !collectingSpans()) return span('slice', () => digest(task), 'file', task.trace);
-  collectSpans(task.trace !== undefined);
-  if (task.trace === undefined) return digest(task);
-  const result = await span('slice', () => digest(task), 'file', task.trace);
-  result.trace = drainSpans();
+  // In a pool worker, a traced task records into an array sent back with the result; run inline by a
+  // thread with a capture of its own (a view's first misses), its spans go to that capture.
+  const collect = task.trace !== undefined && !(tracing() && !collectingSpans());
+  if (collect || collectingSpans()) collectSpans(collect);
+  const result = await digest(task);
+  if (collect) result.trace = drainSpans();
   return result;
 }
 
+/**
+ * One file: its `slice` span (read, parse, digest) is synchronous and ends before the task returns, so
+ * the next task this worker takes (piscina hands a worker its second task the moment the first returns,
+ * before any promise settles) starts after it on the worker's one track. Only a store write awaits.
+ */
 async function digest(task: DigestTask): Promise<DigestTaskResult> {
+  const slicing = begin('slice', 'file', task.trace ?? '');
+  let result: DigestTaskResult;
+  try {
+    result = sliceOf(task);
+  } catch (e) {
+    endFailed(slicing, e);
+    throw e;
+  }
+  end(slicing);
+  const slice = extracted;
+  extracted = undefined;
+  if (task.storeDir && slice) {
+    try {
+      await span('store write', () => writeSlice(task.storeDir!, slice, true), 'file', task.trace ?? '');
+    } catch (e) {
+      result.storeError = storeErrorText(e);
+    }
+  }
+  return result;
+}
+
+/** The slice `sliceOf` extracted last (the store write needs it when the result carries JSON). */
+let extracted: Slice | undefined;
+
+function sliceOf(task: DigestTask): DigestTaskResult {
   tasksRun++;
+  extracted = undefined;
   let bytes: Buffer;
   const reading = begin('read');
   try {
@@ -82,15 +113,8 @@ async function digest(task: DigestTask): Promise<DigestTaskResult> {
   const t0 = performance.now();
   const slice = extractSlice(bytes, task.variant, { digestSchema: task.digestSchema, maxFileSize: task.maxFileSize });
   const extractMs = performance.now() - t0;
-  const result: DigestTaskResult = task.json
+  extracted = slice;
+  return task.json
     ? { json: JSON.stringify(slice), extractMs, worker: { threadId, tasks: tasksRun, parserLoads: parserLoads() } }
     : { slice, extractMs, worker: { threadId, tasks: tasksRun, parserLoads: parserLoads() } };
-  if (task.storeDir) {
-    try {
-      await span('store write', () => writeSlice(task.storeDir!, slice, true));
-    } catch (e) {
-      result.storeError = storeErrorText(e);
-    }
-  }
-  return result;
 }
