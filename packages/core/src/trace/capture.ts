@@ -59,8 +59,6 @@ export class FileCapture implements SpanSink {
       args: { state: 'started', format: TRACE_FORMAT_VERSION, clock: TRACE_CLOCK, os_pid: process.pid },
     });
     this.name(threadId, 0);
-    // The start is on disk at once: a capture killed before its first batch still shows it began.
-    this.flush();
   }
 
   /** Open `file` for appending (created with its `[` if absent); a string says why it cannot be. */

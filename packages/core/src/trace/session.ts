@@ -94,6 +94,9 @@ export function startTrace(file: string, options: TraceOptions): TraceSession {
     a.onSignal.set(sig, h);
     process.on(sig, h);
   }
+  // The start is on disk at once, once the handlers are in place: a capture killed before its first
+  // batch still shows it began, and one whose start can be seen is one a signal is handled for.
+  capture.flush();
   let failure: unknown;
   return {
     diagnostics: [],
