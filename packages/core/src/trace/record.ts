@@ -234,7 +234,7 @@ function unwind(depth: number, own: Span): void {
   while (syncStack.length > depth) {
     const t = syncStack.pop()!;
     if (t !== own && t.open) {
-      t.args = { ...t.args, incomplete: true, reason: 'not ended: an exception left it' };
+      t.args = { ...t.args, incomplete: true, reason: 'not ended where it began (an exception, or an await inside a synchronous span)' };
       close(t);
     }
   }
