@@ -11,14 +11,21 @@
  *
  * Nx 24 loads an executor with `require()`; this module is ESM (the package is `"type": "module"`),
  * which Node ≥ 20.19 loads through `require(esm)` (no top-level await here or in @kiln/core).
+ *
+ * `KILN_TRACE=FILE` appends the task's timeline to FILE (`taskTrace`, ../lib/trace.ts).
  */
 import type { ExecutorContext } from '@nx/devkit';
 import { compileProject, defaultStoreDir, diagnostic, formatEnvelopeText, ingestProjectOutputs, recordBuilt, resolveBuildOutputs, toEnvelope, type BuildDiagnostic, type CompileOptions } from '@kiln/core';
 import type { BuildExecutorSchema } from './schema.js';
 import { outputsCover } from '../lib/outputs.js';
+import { taskTrace } from '../lib/trace.js';
 import { normalizeOptions, sharedOutputs, toWorkspacePath } from './lib/normalize-options.js';
 
-export default async function buildExecutor(options: BuildExecutorSchema, context: ExecutorContext): Promise<{ success: boolean }> {
+export default function buildExecutor(options: BuildExecutorSchema, context: ExecutorContext): Promise<{ success: boolean }> {
+  return taskTrace(context, () => build(options, context));
+}
+
+async function build(options: BuildExecutorSchema, context: ExecutorContext): Promise<{ success: boolean }> {
   const o = normalizeOptions(options, context);
   const project = toWorkspacePath(o.workspaceRoot, o.projectRoot);
   // An outputPath the target does not declare would be written but never cached: refuse before writing.

@@ -7,16 +7,23 @@
  * hit restores exactly what a fresh run would write. Checked mode fails on type errors and writes
  * nothing; `allowErrors` exports what parses, with the diagnostics as records. Every diagnostic it
  * prints is the text projection of its envelope (`formatDiagnostic`, @kiln/core diagnostics/envelope.ts).
+ *
+ * `KILN_TRACE=FILE` appends the task's timeline to FILE (`taskTrace`, ../lib/trace.ts).
  */
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { dirname, relative, sep } from 'node:path';
 import type { ExecutorContext } from '@nx/devkit';
 import { diagnostic, exportGraph, formatDiagnostic, graphText } from '@kiln/core';
 import { outputsCover } from '../lib/outputs.js';
+import { taskTrace } from '../lib/trace.js';
 import type { CodegraphExecutorSchema } from './schema.js';
 import { normalizeOptions } from './lib/normalize-options.js';
 
-export default async function codegraphExecutor(options: CodegraphExecutorSchema, context: ExecutorContext): Promise<{ success: boolean }> {
+export default function codegraphExecutor(options: CodegraphExecutorSchema, context: ExecutorContext): Promise<{ success: boolean }> {
+  return taskTrace(context, () => codegraph(options, context));
+}
+
+async function codegraph(options: CodegraphExecutorSchema, context: ExecutorContext): Promise<{ success: boolean }> {
   const o = normalizeOptions(options, context);
   const project = relative(o.workspaceRoot, o.projectRoot).split(sep).join('/');
   const file = relative(o.workspaceRoot, o.outputFile).split(sep).join('/');

@@ -74,6 +74,9 @@ export interface Memo {
   env: Record<string, string>;
 }
 
+/** The variable naming the trace file (executors/lib/trace.ts, index.ts): left out of the memo's id. */
+const TRACE_VARIABLE = 'KILN_TRACE';
+
 export const cacheDir = (workspaceRoot: string) => join(workspaceRoot, 'node_modules', '.cache', 'kiln');
 const memoFile = (workspaceRoot: string) => join(cacheDir(workspaceRoot), 'graph-memo.json');
 
@@ -82,11 +85,13 @@ const memoFile = (workspaceRoot: string) => join(cacheDir(workspaceRoot), 'graph
  * .nxignore), the plugin options, the Node.js version (which names its built-in modules, left out of
  * a key's externals) and every KILN_* variable. No environment variable changes a key
  * today (KILN_STORE and XDG_CACHE_HOME only move the content-addressed store, KILN_NO_CODE_CACHE only
- * how TypeScript is loaded); they are part of the id all the same, so a future one cannot be missed.
+ * how TypeScript is loaded); they are part of the id all the same, so a future one cannot be missed —
+ * but KILN_TRACE, which names where the build timeline is written and is read by nothing that computes:
+ * a traced run answers from the memo like an untraced one (and is timed as it would run).
  */
 export function memoId(configFiles: readonly string[], options: object | undefined): string {
   const env = Object.keys(process.env)
-    .filter((k) => k.startsWith('KILN_'))
+    .filter((k) => k.startsWith('KILN_') && k !== TRACE_VARIABLE)
     .sort()
     .map((k) => [k, process.env[k]]);
   return JSON.stringify({ files: [...configFiles].sort(), options: options ?? {}, env, node: process.version });

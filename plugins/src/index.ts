@@ -18,6 +18,11 @@
  * the stat snapshots it compares, fs-recording.ts the recording of what a computation reads,
  * codegraph-target.ts the inferred `codegraph` target. Importing them does no I/O but one stat, and
  * loads neither @kiln/core nor @nx/devkit: both are loaded when keys must be computed.
+ *
+ * With `KILN_TRACE=FILE` the worker appends its capture to FILE (@kiln/core/trace, which loads nothing
+ * else of core): one `createNodes` span per call (`memo: hit` or `computed`, the keys' spans inside),
+ * written after each call. The capture is opened before any recording starts (the trace file is never
+ * a read of the keys) and ends when the worker exits.
  */
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -117,104 +122,130 @@ function isLibraryRoot(core: Core, workspaceRoot: string, root: string, preferre
   return core.findTsconfig(join(workspaceRoot, root), preferred) !== undefined;
 }
 
+type Trace = typeof import('@kiln/core/trace');
+let pluginTrace: Promise<Trace | undefined> | undefined;
+/** This worker's capture (started once, on the first call with KILN_TRACE set); undefined when it cannot be written. */
+function tracer(file: string): Promise<Trace | undefined> {
+  return (pluginTrace ??= import('@kiln/core/trace').then((t) => {
+    const session = t.startTrace(file, { process: 'nx plugin @kiln/nx' });
+    for (const d of session.diagnostics) process.stderr.write(`${t.formatDiagnostic(d)}\n`);
+    return session.diagnostics.length ? undefined : t;
+  }));
+}
+
 export const createNodesV2: CreateNodesV2<KilnPluginOptions> = [
   '**/package.json',
   async (configFiles, options, context: CreateNodesContextV2) => {
-    const workspaceRoot = context.workspaceRoot;
-    const id = memoId(configFiles, options);
-    const memo = await lookupMemo(workspaceRoot, id);
-    const considered = new Set(configFiles.map((f) => dirname(f)));
-    if (memo.hit) {
-      stats.hits++;
-      latest = { workspaceRoot, considered, edges: memo.hit.edges, keyed: memo.hit.keyed ?? [] };
-      return memo.hit.results;
-    }
-
-    const core = await loadCore();
-    stats.computed++;
-    // Every file, directory and stat kiln reads from here on (this thread) is recorded: what lies
-    // outside the snapshot's walk becomes a probe of the memo.
-    const recording = startRecording(workspaceRoot, [cacheDir(workspaceRoot), storeDir(), resolve(core.defaultStoreDir()), join(tmpdir(), 'kiln-code-cache'), ...kilnCodeDirs()]);
-    let results: NodesResults;
-    let keys: WorkspaceKeys | undefined;
-    let keyed: Keyed[] = [];
+    const t = process.env.KILN_TRACE ? await tracer(process.env.KILN_TRACE) : undefined;
+    if (!t) return createNodes(configFiles, options, context);
+    const hits = stats.hits;
     try {
-      const keyedNames = keyedTargetNames(options);
-      const candidates = configFiles.map((f) => dirname(f)).filter((r) => r !== '.' && r !== '');
-      const definitions = new Map(candidates.map((r) => [r, core.readTargetDefinitions(workspaceRoot, r, keyedNames)]));
-      // The tsconfig each library is keyed with: the one kiln's own build target builds with (its
-      // tsConfig option), else the plugin option, else the default search — the executor's order.
-      const tsconfigs: Record<string, string> = {};
-      for (const r of candidates) {
-        const preferred = core.buildKeyTsconfig(keyedNames.map((n) => definitions.get(r)?.targets.get(n)), options?.tsConfig);
-        if (preferred !== undefined) tsconfigs[r] = preferred;
-      }
-      const libraries = candidates.filter((r) => isLibraryRoot(core, workspaceRoot, r, tsconfigs[r]));
-      const toolSpecs: Record<string, ToolTargetSpec[]> = {};
-      for (const [root, defs] of definitions) {
-        const specs = [...defs.targets.values()].flatMap((d) => (d.spec ? [d.spec] : []));
-        if (specs.length) toolSpecs[root] = specs;
-      }
-      const roots = [...new Set([...libraries, ...Object.keys(toolSpecs)])].sort();
-      keys = roots.length
-        ? await core.computeWorkspaceKeys(workspaceRoot, {
-            roots,
-            record: true,
-            targets: toolSpecs,
-            ...(Object.keys(tsconfigs).length ? { tsconfigs: Object.fromEntries(libraries.filter((r) => tsconfigs[r] !== undefined).map((r) => [r, tsconfigs[r]!])) } : {}),
-          })
-        : undefined;
-      const byRoot = new Map<string, ProjectKey>((keys?.projects ?? []).map((p) => [p.root, p]));
-      results = configFiles.map((file): [string, CreateNodesResult] => {
-        const root = dirname(file);
-        const key = byRoot.get(root);
-        const defs = definitions.get(root)?.targets ?? new Map();
-        const targets: Record<string, TargetConfiguration> = {};
-        let tagged = false;
-        for (const name of keyedNames) {
-          const def = defs.get(name);
-          if (def?.spec) {
-            const toolKey = key?.targets?.[name]?.key;
-            if (!toolKey) continue;
-            targets[name] = keyedTarget(toolKey);
-            tagged = true;
-          } else if (def && key?.key) {
-            // The workspace runs kiln's own executor under this name: the build key, computed from the
-            // tsconfig the target builds with. The keyed file is filled in as tsConfig too (a target
-            // that names none takes it; one that names it names the same file). A target whose
-            // tsconfig differs from the keyed one, or whose configurations switch tsconfigs, is left
-            // unkeyed: Nx hashes it as usual (no semantic hits, never a wrong one).
-            const keyedFile = key.components?.tsconfig?.file;
-            if (!keyedFile || (def.tsconfig !== undefined && def.tsconfig !== keyedFile) || def.tsconfigConfigurations?.length) continue;
-            targets[name] = { options: { kilnKey: key.key, tsConfig: `{projectRoot}/${keyedFile}` }, inputs: KILN_BUILD_INPUTS };
-          }
-        }
-        const buildName = options?.buildTargetName ?? 'build';
-        // No key (an unreadable manifest, no tsconfig): no kiln target; `kiln keys` says why.
-        if (key?.key) {
-          if (options?.addBuildTargets && !defs.has(buildName) && !targets[buildName]) {
-            const own = buildTarget(core, workspaceRoot, root, key, options);
-            const clash = core.declaredOutputs(workspaceRoot, root).find((d) => d.target !== buildName && core.outputsOverlap(d.output, own.outputs![0]!));
-            // Never declare outputs another target owns: a cache restore of one would delete the other's files.
-            if (clash) process.stderr.write(`kiln: warning: no ${buildName} target added to ${root}: its output ${own.outputs![0]} overlaps ${clash.output}, declared by the project's "${clash.target}" target. Fix: give the tsconfig another outDir, or define the build target yourself.\n`);
-            else targets[buildName] = own;
-          }
-          const graphName = options?.codegraphTargetName ?? 'codegraph';
-          if (graphName !== false && !defs.has(graphName)) targets[graphName] = codegraphTarget(root, tsconfigOf(core, workspaceRoot, root, key, options), `extractor${core.EXTRACTOR_VERSION}/digest${core.DIGEST_SCHEMA}/graph${core.GRAPH_SCHEMA_VERSION}`, buildName);
-        }
-        if (!Object.keys(targets).length) return [file, {}];
-        return [file, { projects: { [root]: { targets, ...(tagged ? { tags: [KILN_KEYED_TAG] } : {}) } } }];
+      return await t.span('createNodes', async () => {
+        const results = await createNodes(configFiles, options, context);
+        t.annotate('memo', stats.hits > hits ? 'hit' : 'computed');
+        return results;
       });
-      keyed = collectKeyed(results, keyedNames);
     } finally {
-      recording.stop();
+      t.flushTrace();
     }
-    const edges = edgesOf(keys);
-    latest = { workspaceRoot, considered, edges, keyed };
-    if (keys) await writeMemo(workspaceRoot, { id, results, edges, keyed, env: envOfKeys(keys) }, keys, memo.memo, memo.before, recording);
-    return results;
   },
 ];
+
+async function createNodes(configFiles: readonly string[], options: KilnPluginOptions | undefined, context: CreateNodesContextV2): Promise<NodesResults> {
+  const workspaceRoot = context.workspaceRoot;
+  const id = memoId(configFiles, options);
+  const memo = await lookupMemo(workspaceRoot, id);
+  const considered = new Set(configFiles.map((f) => dirname(f)));
+  if (memo.hit) {
+    stats.hits++;
+    latest = { workspaceRoot, considered, edges: memo.hit.edges, keyed: memo.hit.keyed ?? [] };
+    return memo.hit.results;
+  }
+
+  const core = await loadCore();
+  stats.computed++;
+  // Every file, directory and stat kiln reads from here on (this thread) is recorded: what lies
+  // outside the snapshot's walk becomes a probe of the memo.
+  const recording = startRecording(workspaceRoot, [cacheDir(workspaceRoot), storeDir(), resolve(core.defaultStoreDir()), join(tmpdir(), 'kiln-code-cache'), ...kilnCodeDirs()]);
+  let results: NodesResults;
+  let keys: WorkspaceKeys | undefined;
+  let keyed: Keyed[] = [];
+  try {
+    const keyedNames = keyedTargetNames(options);
+    const candidates = configFiles.map((f) => dirname(f)).filter((r) => r !== '.' && r !== '');
+    const definitions = new Map(candidates.map((r) => [r, core.readTargetDefinitions(workspaceRoot, r, keyedNames)]));
+    // The tsconfig each library is keyed with: the one kiln's own build target builds with (its
+    // tsConfig option), else the plugin option, else the default search — the executor's order.
+    const tsconfigs: Record<string, string> = {};
+    for (const r of candidates) {
+      const preferred = core.buildKeyTsconfig(keyedNames.map((n) => definitions.get(r)?.targets.get(n)), options?.tsConfig);
+      if (preferred !== undefined) tsconfigs[r] = preferred;
+    }
+    const libraries = candidates.filter((r) => isLibraryRoot(core, workspaceRoot, r, tsconfigs[r]));
+    const toolSpecs: Record<string, ToolTargetSpec[]> = {};
+    for (const [root, defs] of definitions) {
+      const specs = [...defs.targets.values()].flatMap((d) => (d.spec ? [d.spec] : []));
+      if (specs.length) toolSpecs[root] = specs;
+    }
+    const roots = [...new Set([...libraries, ...Object.keys(toolSpecs)])].sort();
+    keys = roots.length
+      ? await core.computeWorkspaceKeys(workspaceRoot, {
+          roots,
+          record: true,
+          targets: toolSpecs,
+          ...(Object.keys(tsconfigs).length ? { tsconfigs: Object.fromEntries(libraries.filter((r) => tsconfigs[r] !== undefined).map((r) => [r, tsconfigs[r]!])) } : {}),
+        })
+      : undefined;
+    const byRoot = new Map<string, ProjectKey>((keys?.projects ?? []).map((p) => [p.root, p]));
+    results = configFiles.map((file): [string, CreateNodesResult] => {
+      const root = dirname(file);
+      const key = byRoot.get(root);
+      const defs = definitions.get(root)?.targets ?? new Map();
+      const targets: Record<string, TargetConfiguration> = {};
+      let tagged = false;
+      for (const name of keyedNames) {
+        const def = defs.get(name);
+        if (def?.spec) {
+          const toolKey = key?.targets?.[name]?.key;
+          if (!toolKey) continue;
+          targets[name] = keyedTarget(toolKey);
+          tagged = true;
+        } else if (def && key?.key) {
+          // The workspace runs kiln's own executor under this name: the build key, computed from the
+          // tsconfig the target builds with. The keyed file is filled in as tsConfig too (a target
+          // that names none takes it; one that names it names the same file). A target whose
+          // tsconfig differs from the keyed one, or whose configurations switch tsconfigs, is left
+          // unkeyed: Nx hashes it as usual (no semantic hits, never a wrong one).
+          const keyedFile = key.components?.tsconfig?.file;
+          if (!keyedFile || (def.tsconfig !== undefined && def.tsconfig !== keyedFile) || def.tsconfigConfigurations?.length) continue;
+          targets[name] = { options: { kilnKey: key.key, tsConfig: `{projectRoot}/${keyedFile}` }, inputs: KILN_BUILD_INPUTS };
+        }
+      }
+      const buildName = options?.buildTargetName ?? 'build';
+      // No key (an unreadable manifest, no tsconfig): no kiln target; `kiln keys` says why.
+      if (key?.key) {
+        if (options?.addBuildTargets && !defs.has(buildName) && !targets[buildName]) {
+          const own = buildTarget(core, workspaceRoot, root, key, options);
+          const clash = core.declaredOutputs(workspaceRoot, root).find((d) => d.target !== buildName && core.outputsOverlap(d.output, own.outputs![0]!));
+          // Never declare outputs another target owns: a cache restore of one would delete the other's files.
+          if (clash) process.stderr.write(`kiln: warning: no ${buildName} target added to ${root}: its output ${own.outputs![0]} overlaps ${clash.output}, declared by the project's "${clash.target}" target. Fix: give the tsconfig another outDir, or define the build target yourself.\n`);
+          else targets[buildName] = own;
+        }
+        const graphName = options?.codegraphTargetName ?? 'codegraph';
+        if (graphName !== false && !defs.has(graphName)) targets[graphName] = codegraphTarget(root, tsconfigOf(core, workspaceRoot, root, key, options), `extractor${core.EXTRACTOR_VERSION}/digest${core.DIGEST_SCHEMA}/graph${core.GRAPH_SCHEMA_VERSION}`, buildName);
+      }
+      if (!Object.keys(targets).length) return [file, {}];
+      return [file, { projects: { [root]: { targets, ...(tagged ? { tags: [KILN_KEYED_TAG] } : {}) } } }];
+    });
+    keyed = collectKeyed(results, keyedNames);
+  } finally {
+    recording.stop();
+  }
+  const edges = edgesOf(keys);
+  latest = { workspaceRoot, considered, edges, keyed };
+  if (keys) await writeMemo(workspaceRoot, { id, results, edges, keyed, env: envOfKeys(keys) }, keys, memo.memo, memo.before, recording);
+  return results;
+}
 
 function edgesOf(keys: WorkspaceKeys | undefined): Edges[] {
   return (keys?.projects ?? []).filter((p) => p.components).map((p) => ({ project: p.project, root: p.root, dependencies: Object.keys(p.components!.dependencies) }));

@@ -1,6 +1,6 @@
 /**
  * What every `kiln` command shares: the exit codes, the output channels, the options of commands that
- * digest a tree (`--format`, `--store`, `--workers`, `--sync`, `--max-file-size`, `--progress`) and the
+ * digest a tree (`--format`, `--store`, `--workers`, `--sync`, `--max-file-size`, `--progress`, `--trace`) and the
  * kiln plugin's options as nx.json gives them. Usage errors are KILN_USAGE diagnostics (exit 2).
  */
 import { readFile } from 'node:fs/promises';
@@ -77,8 +77,13 @@ export function withCommonOptions(cmd: Command): Command {
       new Option('--sync <how>', 'reconcile the view with its tree from git status and the index (git), by listing and hashing (scan), or git for views of 1000+ files (auto; $KILN_GIT_SYNC=0/1 changes the default)').choices(['auto', 'git', 'scan']),
     )
     .option('--max-file-size <bytes>', 'do not parse files larger than this (default 8 MiB, or $KILN_MAX_FILE_SIZE)')
-    .option('--progress', 'print progress on stderr (default: when stderr is a terminal)');
+    .option('--progress', 'print progress on stderr (default: when stderr is a terminal)')
+    .option(TRACE_FLAGS, TRACE_HELP);
 }
+
+/** `--trace FILE`, on every command that digests, keys or exports (main.ts starts the capture). */
+export const TRACE_FLAGS = '--trace <file>';
+export const TRACE_HELP = "append a timeline of kiln's own work (Chrome Trace Event Format; open in ui.perfetto.dev) to this file (default: $KILN_TRACE)";
 
 /** The kiln plugin's options in nx.json (none: the defaults). */
 export async function kilnPluginOptions(workspace: string): Promise<{ targets?: string[]; buildTargetName?: string; tsConfig?: string; addBuildTargets?: boolean }> {

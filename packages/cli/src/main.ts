@@ -3,10 +3,16 @@
  * commands/) parses its arguments, calls one core function and prints a projection of its result.
  * Exit codes: 0 ok, 1 failure, 2 usage. A command that fails with a diagnostic prints its envelope on
  * stderr: as text, or with `--format json` as one JSON line.
+ *
+ * `--trace FILE` (or KILN_TRACE), on the commands that offer it, appends this run's capture to FILE
+ * (@kiln/core/trace, loaded only then): the process is named after the command line, one root span
+ * covers the command, and the capture ends when the command does, whether it succeeded or threw.
+ * A trace that cannot be written is a warning; it never changes the exit code.
  */
 import { Command, CommanderError } from 'commander';
-import { KilnError, formatEnvelopeJson, formatEnvelopeText, toEnvelope } from '@kiln/core/affected';
-import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, defaultIo, type Io, type SetExit } from './common.js';
+import { KilnError, formatDiagnostic, formatEnvelopeJson, formatEnvelopeText, toEnvelope } from '@kiln/core/affected';
+import type { TraceSession } from '@kiln/core/trace';
+import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, TRACE_FLAGS, defaultIo, type Io, type SetExit } from './common.js';
 
 export { EXIT_FAILURE, EXIT_OK, EXIT_USAGE } from './common.js';
 
@@ -30,10 +36,22 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
   else if (argv[0] === 'symbolicate') (await import('./commands/symbolicate.js')).registerSymbolicate(program, io, setExit);
   else await registerAll(program, io, setExit);
 
+  let trace: TraceSession | undefined;
+  program.hook('preAction', async (_program, action) => {
+    if (!action.options.some((o) => o.flags === TRACE_FLAGS)) return;
+    const file = (action.opts() as { trace?: string }).trace ?? process.env.KILN_TRACE;
+    if (!file) return;
+    const command: string[] = [];
+    for (let c: Command | null = action; c && c !== program; c = c.parent) command.unshift(c.name());
+    const { startTrace } = await import('@kiln/core/trace');
+    trace = startTrace(file, { process: ['kiln', ...command, ...action.args].join(' '), root: ['kiln', ...command].join(' ') });
+    for (const d of trace.diagnostics) io.err(formatDiagnostic(d));
+  });
   try {
     await program.parseAsync(argv, { from: 'user' });
     return exitCode;
   } catch (e) {
+    trace?.fail(e);
     if (e instanceof CommanderError) {
       if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') return EXIT_OK;
       return EXIT_USAGE;
@@ -46,6 +64,8 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
     }
     io.err(`kiln: internal error: ${(e as Error).stack ?? String(e)}`);
     return EXIT_FAILURE;
+  } finally {
+    for (const d of trace?.stop() ?? []) io.err(formatDiagnostic(d));
   }
 }
 

@@ -113,3 +113,12 @@ export const AFFECTED_CLOSURE_FORMAT = 1;
  * their files on first use, and `kiln store gc` removes the old entries.
  */
 export const DEBUG_STORE_FORMAT = 1;
+
+/**
+ * Format of the build timeline (`--trace FILE`, `KILN_TRACE`; trace/): Chrome Trace Event Format in
+ * the JSON Array form, with kiln's own parts versioned here — the `kiln_capture` metadata records
+ * (started / complete / incomplete), the span names and their `args` (`incomplete`, `reason`, `file`,
+ * …). Written in each capture's `started` record. Nothing is keyed by it: a bump tells the readers of
+ * trace files (viewers ignore what they do not know) that one of those parts changed.
+ */
+export const TRACE_FORMAT_VERSION = 1;

@@ -47,6 +47,11 @@ describe('boundaries', () => {
     expect(offenders).toEqual([]);
   });
 
+  it('packages/core/src/trace/ loads alone (the plugin\'s memo hit loads it): node built-ins, version.ts and the diagnostics only', () => {
+    const offenders = forbiddenImports('packages/core/src/trace', 3, (spec) => !spec.startsWith('node:') && !spec.startsWith('./') && spec !== '../version.js' && !spec.startsWith('../diagnostics/'));
+    expect(offenders).toEqual([]);
+  });
+
   it("the CLI uses only @kiln/core's public entries (those its package.json exports), never a deep path", () => {
     const exported = Object.keys((JSON.parse(readFileSync(join(root, 'packages/core/package.json'), 'utf8')) as { exports: Record<string, unknown> }).exports).map((k) => (k === '.' ? '@kiln/core' : `@kiln/core/${k.slice(2)}`));
     expect(exported).toContain('@kiln/core');

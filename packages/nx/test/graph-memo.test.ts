@@ -343,6 +343,20 @@ describe('graph memo', () => {
     }
   });
 
+  it('KILN_TRACE is no input: a traced call is still a hit, and its capture says so (memo: hit)', async () => {
+    await settle();
+    const dir = await mkdtemp(join(tmpdir(), 'kiln-memo-trace-'));
+    process.env.KILN_TRACE = join(dir, 'trace.json');
+    try {
+      expect((await nodes()).hit).toBe(true);
+    } finally {
+      delete process.env.KILN_TRACE;
+    }
+    const lines = (await readFile(join(dir, 'trace.json'), 'utf8')).split('\n').filter((l) => l.includes('"createNodes"'));
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]!.replace(/,$/, ''))).toMatchObject({ ph: 'X', args: { memo: 'hit' } });
+  });
+
   it("misses in a process that loads kiln after kiln's code changed; one that loaded it before never writes a valid memo again", async () => {
     await settle();
     const file = join(code, 'node_modules/@kiln/core/dist/key/unit-key.js');

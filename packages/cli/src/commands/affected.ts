@@ -12,7 +12,7 @@ import { join, resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 // Core's light entry: `kiln affected` loads what comparing two states needs, not the rest of core.
 import { KilnError, buildKeyTsconfig, computeAffected, diagnostic, discoverWorkspace, readTargetDefinitions, type AffectedResult } from '@kiln/core/affected';
-import { EXIT_FAILURE, intOption, kilnPluginOptions, type Io, type SetExit } from '../common.js';
+import { EXIT_FAILURE, intOption, kilnPluginOptions, TRACE_FLAGS, TRACE_HELP, type Io, type SetExit } from '../common.js';
 import { formatDiagnostics, jsonReport } from '../format.js';
 
 interface AffectedCliOptions {
@@ -40,6 +40,7 @@ export function registerAffected(program: Command, io: Io, setExit: SetExit): vo
     .option('--no-store', 'do not read or write the local store')
     .option('--workers <n>', 'worker threads (default: one per core but one, at least 1; 0 = no pool)')
     .option('--progress', 'print progress on stderr (default: when stderr is a terminal)')
+    .option(TRACE_FLAGS, TRACE_HELP)
     .action(async (root: string, o: AffectedCliOptions) => {
       const targets = o.target.split(',').map((t) => t.trim()).filter(Boolean);
       if (!targets.length) throw new KilnError(diagnostic('KILN_USAGE', '-t names no target', { producer: 'cli' }));

@@ -14,7 +14,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { diagnostic, exportGraph, formatDiagnostic, graphText, KilnError, type GraphExportOptions } from '@kiln/core';
-import type { Io } from '../common.js';
+import { TRACE_FLAGS, TRACE_HELP, type Io } from '../common.js';
 
 /** Diagnostics printed on stderr for a graph that was exported (all of them are records in it). */
 const MAX_PRINTED = 20;
@@ -41,6 +41,7 @@ export function registerGraphExport(graph: Command, io: Io, setExit: (code: numb
     .option('--store <dir>', 'local store directory (default: $KILN_STORE or ~/.cache/kiln/store)')
     .option('--no-store', 'do not read or write the local store')
     .option('--workers <n>', 'worker threads for parsing (default: one per core but one, at least 1; 0 = no pool)')
+    .option(TRACE_FLAGS, TRACE_HELP)
     .action(async (dir: string, o: ExportCliOptions) => {
       const options: GraphExportOptions = { mode: o.allowErrors ? 'allow-errors' : 'checked' };
       if (o.allowErrors && !o.check) options.syntax = true;

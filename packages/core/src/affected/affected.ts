@@ -46,6 +46,7 @@ import { resolveStates, type AffectedStates } from './changes.js';
 import { AllSources, chainsTo, dependencyGraph, type DependencyGraph } from './closure.js';
 import { closureMemoInput, readClosureMemo, writeClosureMemo } from './closure-memo.js';
 import { defaultStoreDir } from '../store/format.js';
+import { span } from '../trace/record.js';
 
 export type TargetRule = 'key' | 'full' | 'files';
 
@@ -105,7 +106,12 @@ interface ProjectChange {
   files: string[];
 }
 
-export async function computeAffected(workspaceRoot: string, options: AffectedOptions): Promise<AffectedResult> {
+/** Traced (trace/) as one `affected` span, the digests and store work inside. */
+export function computeAffected(workspaceRoot: string, options: AffectedOptions): Promise<AffectedResult> {
+  return span('affected', () => computeAffectedTraced(workspaceRoot, options));
+}
+
+async function computeAffectedTraced(workspaceRoot: string, options: AffectedOptions): Promise<AffectedResult> {
   const t0 = performance.now();
   const progress = options.onProgress ?? (() => undefined);
   const states = await resolveStates(workspaceRoot, options);

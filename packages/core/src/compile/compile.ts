@@ -71,6 +71,7 @@ import picomatch from 'picomatch';
 import { planLayouts, type Layout, type ModuleFormat } from './package-layout.js';
 import { findCjsBlockers, indexOutputs, writeLayouts } from './formats.js';
 import { injectDebugIds } from '../debug/inject.js';
+import { annotate, span, spanSince, tracing } from '../trace/record.js';
 
 /**
  * Files the build does not compile or emit unless the `exclude` option says otherwise: tests, type
@@ -154,7 +155,22 @@ export interface CompileResult {
 
 const PRODUCER = 'build';
 
-export async function compileProject(options: CompileOptions): Promise<CompileResult> {
+/**
+ * Traced (trace/) as one `compile` span (the project, relative to `relativeTo`; `success`) holding one
+ * span per phase as `timings` counts them: `config`, `program`, `check`, `emit`, `write`.
+ */
+export function compileProject(options: CompileOptions): Promise<CompileResult> {
+  return span('compile', async () => {
+    const result = await compileTraced(options);
+    if (tracing()) {
+      annotate('project', toPosix(relative(resolve(options.relativeTo ?? options.projectRoot), resolve(options.projectRoot))) || '.');
+      annotate('success', result.success);
+    }
+    return result;
+  });
+}
+
+async function compileTraced(options: CompileOptions): Promise<CompileResult> {
   const projectRoot = resolve(options.projectRoot);
   const relativeTo = resolve(options.relativeTo ?? projectRoot);
   const rel = (abs: string) => toPosix(relative(relativeTo, abs)) || '.';
@@ -179,6 +195,7 @@ export async function compileProject(options: CompileOptions): Promise<CompileRe
   const lap = (phase: keyof typeof timings) => {
     const now = performance.now();
     timings[phase] += Math.round((now - t) * 10) / 10;
+    spanSince(phase, t);
     t = now;
   };
 

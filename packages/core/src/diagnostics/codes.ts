@@ -542,6 +542,14 @@ export const CODES = {
       'The key of a target kiln does not run covers every file under its project. A directory that cannot be listed may hold anything the tool reads, so the key cannot vouch for it: it takes a fresh value on every computation, and the target is never a cache hit until the directory can be read.',
     hint: 'Check the directory\'s permissions (the tool would fail to read it the same way), or move it out of the project.',
   },
+  KILN_TRACE_UNWRITABLE: {
+    severity: 'warning',
+    outcome: 'unaffected',
+    title: 'The build timeline could not be written',
+    meaning:
+      'kiln went on without tracing (or stopped tracing where the write failed); its results are unaffected. The trace file lacks this process, or its capture has no completion record and reads as incomplete.',
+    hint: 'Point --trace (or KILN_TRACE) at a writable path; a file that is not a kiln trace (a JSON array) is never appended to: delete it or choose another name.',
+  },
   KILN_TSCONFIG_INVALID: {
     severity: 'error',
     outcome: 'refused',

@@ -34,6 +34,7 @@ import { declarationHeader, signatureDigest } from '../digest/signature.js';
 import { finalizeIdentities } from '../identity/finalize.js';
 import { EXTRACTOR_VERSION, DIGEST_SCHEMA, PREVIOUS_DIGEST_SCHEMA } from '../version.js';
 import type { DeclFact, DeclKind, ImportFact, LocalExportFact, ReExportFact, Slice, SliceDiagnostic, Span } from './slice.js';
+import { begin, end, endFailed } from '../trace/record.js';
 
 export { MAX_WALK_DEPTH } from '../digest/encoder.js';
 
@@ -92,9 +93,12 @@ export function extractSlice(bytes: Uint8Array, variant: Variant, options: Extra
     base.diagnostics.push({ code: 'KILN_EMPTY_FILE', message: 'file has no content' });
   }
   let parsed;
+  // Trace spans (trace/): the TypeScript parse, then the walk that makes the facts and digests.
+  const parsing = begin('parse');
   try {
     parsed = parseTypeScript(text, variant);
   } catch (e) {
+    endFailed(parsing, e);
     if (e instanceof RangeError) {
       base.module = { digest: digestParts(`kiln-raw/${schema}`, [contentHash]), order: [], hoisted: [], pragmas: [], degraded: 'too-deep' };
       base.diagnostics.push({ code: 'KILN_NESTING_TOO_DEEP', message: 'the parser ran out of stack: nesting is too deep to parse' });
@@ -102,8 +106,17 @@ export function extractSlice(bytes: Uint8Array, variant: Variant, options: Extra
     }
     throw e;
   }
+  end(parsing);
   const syntaxErrors = deep.length ? parsed.syntaxErrors.filter((e) => !inDeepRegion(deep, text, e.start)) : parsed.syntaxErrors;
-  return new SliceBuilder(text, parsed.sourceFile, syntaxErrors, variant, projection, base, deep).build();
+  const digesting = begin('digest');
+  try {
+    const slice = new SliceBuilder(text, parsed.sourceFile, syntaxErrors, variant, projection, base, deep).build();
+    end(digesting);
+    return slice;
+  } catch (e) {
+    endFailed(digesting, e);
+    throw e;
+  }
 }
 
 class SliceBuilder implements DeclarationWalk {

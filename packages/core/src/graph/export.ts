@@ -66,6 +66,7 @@ import { ImportResolver, processForeignSlices, resolutionMemoOf } from './resolv
 import { Builder } from './builder.js';
 import { collectImports, emitImports } from './imports.js';
 import { emitSites, emitSyntaxReferences } from './references.js';
+import { span, spanSince } from '../trace/record.js';
 
 export { createGraphSession, GraphSession } from './session.js';
 export { forgetGraphMemos } from './resolve.js';
@@ -167,13 +168,19 @@ const keptLines = new WeakMap<GraphExportResult, WeakMap<object, string>>();
 
 const toPosix = (p: string) => p.split(sep).join('/');
 
-export async function exportGraph(packageDir: string, options: GraphExportOptions = {}): Promise<GraphExportResult> {
+/** Traced (trace/) as one `graph export` span holding a span per phase (`graph check`, …) and the digest's spans. */
+export function exportGraph(packageDir: string, options: GraphExportOptions = {}): Promise<GraphExportResult> {
+  return span('graph export', () => exportGraphTraced(packageDir, options));
+}
+
+async function exportGraphTraced(packageDir: string, options: GraphExportOptions): Promise<GraphExportResult> {
   const mode: GraphMode = options.mode ?? 'checked';
   const phases: GraphExportPhases = { digest: 0, config: 0, program: 0, check: 0, foreign: 0, build: 0, workspace: 0, imports: 0, references: 0, finish: 0 };
   let lap = performance.now();
   const done = (phase: keyof GraphExportPhases) => {
     const now = performance.now();
     phases[phase] += now - lap;
+    spanSince(`graph ${phase}`, lap);
     lap = now;
   };
   if (mode === 'checked' && options.syntax) {

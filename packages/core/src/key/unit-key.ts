@@ -30,6 +30,7 @@ import { saveCompilerCache } from '../parse/typescript.js';
 import { computeToolKey, listToolInputs, splitToolInputs, toolOutputs, type ToolKeyComponents, type ToolTargetSpec } from './tool-key.js';
 import { OpaquePackages, opaqueSurface } from './opaque.js';
 import { worktree, type FileTree } from '../workspace/tree.js';
+import { span } from '../trace/record.js';
 
 export interface DependencySurface {
   /** Digest of what a consumer of the package can observe. */
@@ -143,7 +144,12 @@ interface Prepared extends PackageView {
   tool?: Map<string, { report: DigestReport; others: string[]; unreadableDirs: string[]; reach?: ReachResult }>;
 }
 
-export async function computeWorkspaceKeys(workspaceRoot: string, options: WorkspaceKeyOptions = {}): Promise<WorkspaceKeys> {
+/** Traced (trace/) as one `keys` span, the digests and store work inside. */
+export function computeWorkspaceKeys(workspaceRoot: string, options: WorkspaceKeyOptions = {}): Promise<WorkspaceKeys> {
+  return span('keys', () => computeWorkspaceKeysTraced(workspaceRoot, options));
+}
+
+async function computeWorkspaceKeysTraced(workspaceRoot: string, options: WorkspaceKeyOptions): Promise<WorkspaceKeys> {
   const t0 = performance.now();
   const tree = options.view?.tree ?? options.tree ?? worktree;
   if (tree !== worktree && options.targets && Object.keys(options.targets).length) throw new Error(`computeWorkspaceKeys: tool keys read the working tree; ${tree.label} was asked for`);

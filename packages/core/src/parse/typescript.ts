@@ -12,6 +12,7 @@ import { createHash } from 'node:crypto';
 import { Script } from 'node:vm';
 import type * as TS from 'typescript';
 import type { Variant } from './language.js';
+import { begin, end } from '../trace/record.js';
 
 let tsModule: typeof TS | undefined;
 let loads = 0;
@@ -27,8 +28,10 @@ let loads = 0;
  */
 export function typescript(): typeof TS {
   if (!tsModule) {
+    const loading = begin('load typescript');
     tsModule = loadCompiler();
     loads++;
+    end(loading, 'how', loadedWith);
   }
   return tsModule;
 }

@@ -27,6 +27,10 @@
  *
  * Invariant: the slices are the same whatever the store holds: a store miss, hit or corrupt entry
  * only changes where a slice comes from, never what it is.
+ *
+ * Trace spans (trace/): `store read` (the manifest, other views', the hits' packs), `lookup` (steps 2–4),
+ * `slice` per file digested here (`read`, `parse`, `digest` inside), `wait` (this thread waiting on the
+ * pool, whose workers' own spans come back with their results), `pool close`, `store write`.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -41,11 +45,12 @@ import { packItemOf, writePack, type PackItem, type PackRef } from '../store/pac
 import { contentKey, loadContentMap, SliceResolver, type Resolved } from '../store/lookup.js';
 import { readErrorText, storeErrorText } from '../store/error-text.js';
 import { createDigestPool, type DigestPool } from '../pool/pool.js';
-import type { DigestTaskResult } from '../pool/worker.js';
+import type { DigestTask, DigestTaskResult } from '../pool/worker.js';
 import { EXTRACTOR_VERSION } from '../version.js';
 import { gitBlobId } from './git-state.js';
 import type { FileTree } from '../workspace/tree.js';
 import { parserMismatch } from '../parse/parser-version.js';
+import { begin, end, endFailed, ingestSpans, span, spanSince, tracing } from '../trace/record.js';
 
 /** A manifest naming more packs than this is rewritten over one pack (warm reads stay O(1)). */
 const MAX_PACKS_PER_VIEW = 8;
@@ -188,7 +193,7 @@ export async function collectSlices(o: CollectOptions): Promise<Collected> {
   let ownText: string | undefined;
   let ownWrites = 0;
   if (storeDir) {
-    const m = o.manifestRead ?? (await readManifest(storeDir, view, schema));
+    const m = o.manifestRead ?? (await span('store read', () => readManifest(storeDir!, view, schema), 'what', 'manifest'));
     if (m.status === 'hit') {
       own = m.manifest;
       ownText = m.text;
@@ -198,8 +203,8 @@ export async function collectSlices(o: CollectOptions): Promise<Collected> {
   }
   const resolver = storeDir ? new SliceResolver(storeDir, schema) : undefined;
   let byContent: Map<string, PackRef> | undefined;
-  const contentMap = async (): Promise<Map<string, PackRef>> => {
-    if (byContent) return byContent;
+  const contentMap = async (): Promise<Map<string, PackRef>> => (byContent ??= await span('store read', readContentMap, 'what', 'other views'));
+  const readContentMap = async (): Promise<Map<string, PackRef>> => {
     const map = new Map<string, PackRef>();
     if (own) for (const e of own.files.values()) map.set(contentKey(e.contentHash, e.variant), own.packs[e.pack]!);
     for (const id of storeDir ? o.related ?? [] : []) {
@@ -217,7 +222,7 @@ export async function collectSlices(o: CollectOptions): Promise<Collected> {
         // Other views are an optimisation: unreadable ones only mean less sharing.
       }
     }
-    return (byContent = map);
+    return map;
   };
 
   // ---------------------------------------------------------------- dispatch of misses
@@ -248,11 +253,21 @@ export async function collectSlices(o: CollectOptions): Promise<Collected> {
     known.set(rel, { contentHash: slice.contentHash, variant: slice.variant, json: text, ...(blob ? { blob } : {}) });
   };
   const dispatch = (p: DigestPool, rel: string, variant: Variant) => {
+    // Traced, a task names its file and its worker's spans come back with the result (pool/worker.ts).
+    const traced = tracing();
+    const sent = traced ? performance.now() : 0;
+    const task: DigestTask = { file: join(packageRoot, rel), ...(o.tree ? { bytes: read(rel) } : {}), variant, digestSchema: schema, maxFileSize, storeDir: null, json: withJson() };
+    if (traced) task.trace = rel;
     const t = p
-      .run({ file: join(packageRoot, rel), ...(o.tree ? { bytes: read(rel) } : {}), variant, digestSchema: schema, maxFileSize, storeDir: null, json: withJson() })
+      .run(task)
       .then(
-        (r) => onResult(rel, r),
+        (r) => {
+          if (r.trace && r.worker) ingestSpans(r.worker.threadId, r.trace);
+          onResult(rel, r);
+        },
         (e: Error) => {
+          // The worker's spans of this file never came back: what is known is marked, not dropped.
+          if (traced) spanSince('slice', sent, { file: rel, incomplete: true, reason: `worker failed: ${e.message}` });
           diagnostics.push(diagnostic('KILN_WORKER_FAILED', e.message, { file: rel, producer: 'pool' }));
         },
       )
@@ -330,72 +345,74 @@ export async function collectSlices(o: CollectOptions): Promise<Collected> {
       pending.push({ rel, variant, contentHash, ref, ...(deferred ? {} : { result: resolver!.resolve(ref, contentHash, variant) }) });
     };
     let sinceYield = 0;
-    for (const rel of files) {
-      const variant = fileKind(rel)!.variant;
-      const blob = storeDir ? o.vouched?.get(rel) : undefined;
-      if (blob !== undefined) {
-        const e = own?.files.get(rel);
-        if (e && e.blob === blob && e.variant === variant) {
-          // Git vouches the file is this blob, whose bytes hashed to e.contentHash when it was read.
-          vouchedHits++;
-          ownHits++;
-          verified.set(rel, { blob, contentHash: e.contentHash });
-          const cached = o.sliceCache?.get(contentKey(e.contentHash, variant));
-          if (cached && !deferred) {
-            slices.set(rel, cached);
-            known.set(rel, { contentHash: e.contentHash, variant, pack: own!.packs[e.pack]!, blob });
-            storeHits++;
-            progress();
-          } else hit(rel, variant, e.contentHash, own!.packs[e.pack]!);
+    await span('lookup', async () => {
+      for (const rel of files) {
+        const variant = fileKind(rel)!.variant;
+        const blob = storeDir ? o.vouched?.get(rel) : undefined;
+        if (blob !== undefined) {
+          const e = own?.files.get(rel);
+          if (e && e.blob === blob && e.variant === variant) {
+            // Git vouches the file is this blob, whose bytes hashed to e.contentHash when it was read.
+            vouchedHits++;
+            ownHits++;
+            verified.set(rel, { blob, contentHash: e.contentHash });
+            const cached = o.sliceCache?.get(contentKey(e.contentHash, variant));
+            if (cached && !deferred) {
+              slices.set(rel, cached);
+              known.set(rel, { contentHash: e.contentHash, variant, pack: own!.packs[e.pack]!, blob });
+              storeHits++;
+              progress();
+            } else hit(rel, variant, e.contentHash, own!.packs[e.pack]!);
+            continue;
+          }
+        }
+        let data: Buffer;
+        try {
+          // Synchronous: for many small files one blocking read is several times cheaper than the four
+          // thread-pool round trips of fs/promises readFile.
+          data = read(rel);
+        } catch (e) {
+          diagnostics.push(diagnostic('KILN_READ_FAILED', readErrorText(e), { file: rel, producer: 'view' }));
+          progress();
           continue;
         }
-      }
-      let data: Buffer;
-      try {
-        // Synchronous: for many small files one blocking read is several times cheaper than the four
-        // thread-pool round trips of fs/promises readFile.
-        data = read(rel);
-      } catch (e) {
-        diagnostics.push(diagnostic('KILN_READ_FAILED', readErrorText(e), { file: rel, producer: 'view' }));
-        progress();
-        continue;
-      }
-      bytes += data.length;
-      if (storeDir) {
-        const contentHash = sha256Hex(data);
-        if (blob !== undefined && gitBlobId(data, blob.length) === blob) verified.set(rel, { blob, contentHash });
-        const e: ManifestEntry | undefined = own?.files.get(rel);
-        if (e && e.contentHash === contentHash && e.variant === variant) {
-          ownHits++;
+        bytes += data.length;
+        if (storeDir) {
+          const contentHash = sha256Hex(data);
+          if (blob !== undefined && gitBlobId(data, blob.length) === blob) verified.set(rel, { blob, contentHash });
+          const e: ManifestEntry | undefined = own?.files.get(rel);
+          if (e && e.contentHash === contentHash && e.variant === variant) {
+            ownHits++;
+            const cached = o.sliceCache?.get(contentKey(contentHash, variant));
+            if (cached && !deferred) {
+              // Decoded earlier in this process, from the pack the manifest names: no store read.
+              slices.set(rel, cached);
+              const b = blobOf(rel, contentHash);
+              known.set(rel, { contentHash, variant, pack: own!.packs[e.pack]!, ...(b ? { blob: b } : {}) });
+              storeHits++;
+              progress();
+            } else hit(rel, variant, contentHash, own!.packs[e.pack]!);
+          } else if (!takeGiven(rel, variant, contentHash)) {
+            const ref = (await contentMap()).get(contentKey(contentHash, variant));
+            if (ref) hit(rel, variant, contentHash, ref);
+            else miss(rel, variant, contentHash);
+          }
+        } else {
+          // Hashed only when something is kept by content (the slice hashes the bytes again).
+          const contentHash = o.sliceCache || o.given ? sha256Hex(data) : '';
           const cached = o.sliceCache?.get(contentKey(contentHash, variant));
-          if (cached && !deferred) {
-            // Decoded earlier in this process, from the pack the manifest names: no store read.
+          if (cached) {
             slices.set(rel, cached);
-            const b = blobOf(rel, contentHash);
-            known.set(rel, { contentHash, variant, pack: own!.packs[e.pack]!, ...(b ? { blob: b } : {}) });
-            storeHits++;
             progress();
-          } else hit(rel, variant, contentHash, own!.packs[e.pack]!);
-        } else if (!takeGiven(rel, variant, contentHash)) {
-          const ref = (await contentMap()).get(contentKey(contentHash, variant));
-          if (ref) hit(rel, variant, contentHash, ref);
-          else miss(rel, variant, contentHash);
+          } else miss(rel, variant, contentHash);
         }
-      } else {
-        // Hashed only when something is kept by content (the slice hashes the bytes again).
-        const contentHash = o.sliceCache || o.given ? sha256Hex(data) : '';
-        const cached = o.sliceCache?.get(contentKey(contentHash, variant));
-        if (cached) {
-          slices.set(rel, cached);
-          progress();
-        } else miss(rel, variant, contentHash);
+        // Let the pool receive its first tasks (and load the compiler) while this thread hashes on.
+        if (++sinceYield === 64) {
+          sinceYield = 0;
+          await new Promise<void>((r) => setImmediate(r));
+        }
       }
-      // Let the pool receive its first tasks (and load the compiler) while this thread hashes on.
-      if (++sinceYield === 64) {
-        sinceYield = 0;
-        await new Promise<void>((r) => setImmediate(r));
-      }
-    }
+    }, 'files', files.length);
     flush(true);
     if (deferred) {
       if (diagnostics.length === diagnosticsBefore && ownHits === files.length && pending.length === files.length && (await o.memo!(pending.map((p) => ({ rel: p.rel, contentHash: p.contentHash, variant: p.variant }))))) {
@@ -407,7 +424,7 @@ export async function collectSlices(o: CollectOptions): Promise<Collected> {
             known.set(p.rel, { contentHash: p.contentHash, variant: p.variant, pack: p.ref, ...(blob ? { blob } : {}) });
           }
           try {
-            await writeBack(storeDir);
+            await span('store write', () => writeBack(storeDir!));
           } catch (e) {
             storeUnavailable(storeErrorText(e));
           }
@@ -418,47 +435,61 @@ export async function collectSlices(o: CollectOptions): Promise<Collected> {
     }
 
     // -------------------------------------------------------------- 5. resolve hits
-    for (const p of pending) {
-      const r = await p.result!;
-      if (r.status === 'hit') {
-        slices.set(p.rel, r.slice);
-        const b = blobOf(p.rel, p.contentHash);
-        known.set(p.rel, { contentHash: p.contentHash, variant: p.variant, pack: p.ref, json: r.json, ...(b ? { blob: b } : {}) });
-        storeHits++;
-        progress();
-        continue;
+    if (pending.length) await span('store read', async () => {
+      for (const p of pending) {
+        const r = await p.result!;
+        if (r.status === 'hit') {
+          slices.set(p.rel, r.slice);
+          const b = blobOf(p.rel, p.contentHash);
+          known.set(p.rel, { contentHash: p.contentHash, variant: p.variant, pack: p.ref, json: r.json, ...(b ? { blob: b } : {}) });
+          storeHits++;
+          progress();
+          continue;
+        }
+        if (r.status === 'corrupt') reportCorrupt(p.rel, r.reason);
+        else if (r.status === 'unavailable') storeUnavailable(storeErrorText(r.error));
+        miss(p.rel, p.variant, p.contentHash);
       }
-      if (r.status === 'corrupt') reportCorrupt(p.rel, r.reason);
-      else if (r.status === 'unavailable') storeUnavailable(storeErrorText(r.error));
-      miss(p.rel, p.variant, p.contentHash);
-    }
+    }, 'what', 'slices');
     flush(true);
 
     // Digest on the calling thread (workers: 0).
     for (const m of inline) {
+      const here = begin('slice', 'file', m.rel);
       let data: Buffer;
+      const reading = begin('read');
       try {
         data = read(m.rel);
       } catch (e) {
         // Removed or made unreadable since it was hashed.
+        end(reading, 'error', readErrorText(e));
+        end(here);
         diagnostics.push(diagnostic('KILN_READ_FAILED', readErrorText(e), { file: m.rel, producer: 'view' }));
         progress();
         continue;
       }
-      const slice = extractSlice(data, m.variant, { digestSchema: schema, maxFileSize });
+      end(reading);
+      let slice: Slice;
+      try {
+        slice = extractSlice(data, m.variant, { digestSchema: schema, maxFileSize });
+      } catch (e) {
+        endFailed(here, e);
+        throw e;
+      }
+      end(here);
       slices.set(m.rel, slice);
       learn(m.rel, slice);
       progress();
     }
-    await Promise.all(tasks);
+    if (tasks.length) await span('wait', () => Promise.all(tasks), 'tasks', tasks.length);
   } finally {
-    if (pool && !o.pool) await pool.destroy();
+    if (pool && !o.pool) await span('pool close', () => pool!.destroy());
   }
 
   // ---------------------------------------------------------------- write: one pack, one manifest
   if (storeDir) {
     try {
-      await writeBack(storeDir);
+      await span('store write', () => writeBack(storeDir!));
     } catch (e) {
       storeUnavailable(storeErrorText(e));
     }

@@ -5,6 +5,10 @@
  *
  * Invariants: the report is a function of the files' contents and relative paths only (sorted, no
  * absolute paths); a store miss, hit or corrupt entry gives the same report.
+ *
+ * Traced (trace/) as one `digest` span per tree (its package directory relative to the working
+ * directory, its counts), with collect.ts's spans, the report memo's `store read`/`store write` and
+ * `assemble` inside.
  */
 import { stat } from 'node:fs/promises';
 import { dirname, join, posix, relative, resolve, sep } from 'node:path';
@@ -26,6 +30,7 @@ import { digestParts } from '../digest/hash.js';
 import { readManifest, type ManifestRead } from '../store/manifest.js';
 import { readViewReport, reportInput, viewReportWrites, writeViewReport, type ReportInput } from './report-memo.js';
 import type { DeclarationRecord, DigestReport, EntryRecord, FileRecord } from './report.js';
+import { annotate, begin, end, endFailed, span, tracing } from '../trace/record.js';
 
 export interface DigestTreeOptions {
   /** Store directory; `false` disables the store. Default: KILN_STORE or the user cache dir. */
@@ -136,7 +141,11 @@ async function locate(target: string, useGit: (packageRoot: string) => Promise<b
   return { packageRoot, files: [relative(packageRoot, abs).split(sep).join('/')] };
 }
 
-export async function digestTree(target: string, options: DigestTreeOptions = {}): Promise<DigestReport> {
+export function digestTree(target: string, options: DigestTreeOptions = {}): Promise<DigestReport> {
+  return span('digest', () => digestTreeTraced(target, options));
+}
+
+async function digestTreeTraced(target: string, options: DigestTreeOptions): Promise<DigestReport> {
   const t0 = performance.now();
   const tree = options.tree && options.tree.kind !== 'worktree' ? options.tree : undefined;
   const gitView: GitViewState = options.gitView ?? 'git';
@@ -150,7 +159,7 @@ export async function digestTree(target: string, options: DigestTreeOptions = {}
   const decideGit = async (root: string): Promise<boolean> => {
     const mode = options.git ?? (process.env.KILN_GIT_SYNC === '1' ? true : 'auto');
     if (storeDir === null || mode === false) return false;
-    manifestRead = await readManifest(storeDir, viewIdOf(root), schema);
+    manifestRead = await span('store read', () => readManifest(storeDir, viewIdOf(root), schema), 'what', 'manifest');
     useGit = mode === true || (manifestRead.status === 'hit' && manifestRead.manifest.files.size >= GIT_SYNC_MIN_FILES);
     return useGit && !options.files;
   };
@@ -163,7 +172,7 @@ export async function digestTree(target: string, options: DigestTreeOptions = {}
     if (!options.files) throw new Error('digestTree: a tree other than the working tree needs `files`');
     packageRoot = resolve(target);
     files = [...new Set(options.files.filter((f) => fileKind(f)))].sort();
-    if (storeDir !== null) manifestRead = await readManifest(storeDir, viewIdOf(packageRoot, gitView), schema);
+    if (storeDir !== null) manifestRead = await span('store read', () => readManifest(storeDir, viewIdOf(packageRoot, gitView), schema), 'what', 'manifest');
     // The tree's own blob ids: exact for the bytes it serves (no checkout conversion in between).
     vouched = new Map(
       files.flatMap((f) => {
@@ -180,6 +189,7 @@ export async function digestTree(target: string, options: DigestTreeOptions = {}
     vouched = git?.blobs;
   }
   const viewId = viewIdOf(packageRoot, tree ? gitView : undefined);
+  if (tracing()) annotate('package', relative(process.cwd(), packageRoot).split(sep).join('/') || '.');
   const pkg = await readPackageInfo(packageRoot, tree);
   const diagnostics: Diagnostic[] = [];
   if (pkg.invalid) diagnostics.push(diagnostic('KILN_MANIFEST_INVALID', `package.json: ${pkg.invalid}`, { file: 'package.json', producer: 'view' }));
@@ -223,7 +233,7 @@ export async function digestTree(target: string, options: DigestTreeOptions = {}
       ? {
           memo: async (entries: ReportInput['files']) => {
             const input = memoInput(entries);
-            const got = await readViewReport(storeDir, viewId, schema, input);
+            const got = await span('store read', () => readViewReport(storeDir, viewId, schema, input), 'what', 'report memo');
             memo = { input, writes: got.writes, ...(got.status === 'hit' ? { report: got.report } : {}) };
             return got.status === 'hit';
           },
@@ -242,10 +252,18 @@ export async function digestTree(target: string, options: DigestTreeOptions = {}
       storeDir !== null && memoOn && diagnostics.length === diagnosticsBeforeCollect && files.every((rel) => slices.has(rel))
         ? memo?.input ?? memoInput(files.map((rel) => ({ rel, contentHash: slices.get(rel)!.contentHash, variant: slices.get(rel)!.variant })))
         : undefined;
-    report = assemble(pkg, packageRoot, files, slices, diagnostics, schema, outDirs, options.closures !== false);
+    const assembling = begin('assemble');
+    try {
+      report = assemble(pkg, packageRoot, files, slices, diagnostics, schema, outDirs, options.closures !== false);
+    } catch (e) {
+      endFailed(assembling, e);
+      throw e;
+    }
+    end(assembling);
     if (keep !== undefined) {
       try {
-        await writeViewReport(storeDir!, viewId, schema, keep, report, memo?.writes ?? (await viewReportWrites(storeDir!, viewId, schema)));
+        const r = report;
+        await span('store write', async () => writeViewReport(storeDir!, viewId, schema, keep, r, memo?.writes ?? (await viewReportWrites(storeDir!, viewId, schema))), 'what', 'report memo');
       } catch {
         // A memo is an optimisation: the next run assembles again.
       }
@@ -262,6 +280,12 @@ export async function digestTree(target: string, options: DigestTreeOptions = {}
     sync: tree ? 'tree' : git ? 'git' : 'scan',
     vouched: collected.vouched,
   };
+  if (tracing()) {
+    annotate('files', files.length);
+    annotate('parsed', parsed);
+    annotate('store_hits', storeHits);
+    annotate('memo', collected.memoHit === true);
+  }
   return report;
 }
 
