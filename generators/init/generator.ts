@@ -21,6 +21,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { NxJsonConfiguration, Tree } from '@nx/devkit';
+import { diagnostic, formatDiagnostic } from '@kiln/core/affected';
 import compat from '../../plugins/src/compat.cjs';
 import { shadowedTargets, withKeyedTargetDefaults } from './lib/target-defaults.js';
 import type { InitGeneratorSchema } from './schema.js';
@@ -63,7 +64,8 @@ export default async function initGenerator(tree: Tree, options: InitGeneratorSc
   const support = await compat.assertSupported(tree.root);
   const devkit = await workspaceDevkit(tree.root);
   const warn = (m: string) => (devkit ? devkit.logger.warn(m) : console.warn(m));
-  if (support.untested) warn(`kiln: ${support.untested} It may work; if it does not, remove "${PLUGIN}" from the plugins of nx.json.`);
+  // Every warning is a diagnostic envelope's text projection (code, location, hint).
+  if (support.untested) warn(formatDiagnostic(diagnostic('KILN_NX_UNTESTED', support.untested, { producer: 'init' })));
   const nxJson: NxJsonConfiguration = tree.exists('nx.json') ? (JSON.parse(tree.read('nx.json', 'utf-8') ?? '{}') as NxJsonConfiguration) : {};
   const plugins = nxJson.plugins ?? [];
   const targets = options.targets?.length ? options.targets : ['build'];
@@ -92,7 +94,7 @@ export default async function initGenerator(tree: Tree, options: InitGeneratorSc
   const major = nxMajor(tree.root);
   const keyed = withKeyedTargetDefaults(nxJson.targetDefaults as Record<string, unknown>, targets, major === undefined || major >= 24);
   nxJson.targetDefaults = keyed.targetDefaults as typeof nxJson.targetDefaults;
-  for (const n of keyed.notes) warn(`kiln: ${n}`);
+  for (const n of keyed.notes) warn(formatDiagnostic(diagnostic('KILN_TARGET_INPUTS_SHADOWED', n, { file: 'nx.json', producer: 'init' })));
   const manifests = new Map<string, unknown>();
   const visitNotIgnored = devkit ? (fn: (path: string) => void) => devkit.visitNotIgnoredFiles(tree, '', fn) : (fn: (path: string) => void) => visitFiles(tree, '', fn);
   visitNotIgnored((path) => {
@@ -103,7 +105,7 @@ export default async function initGenerator(tree: Tree, options: InitGeneratorSc
       // not ours to report: Nx reports malformed project files itself
     }
   });
-  for (const line of shadowedTargets(manifests, targets)) warn(`kiln: ${line}`);
+  for (const s of shadowedTargets(manifests, targets)) warn(formatDiagnostic(diagnostic('KILN_TARGET_INPUTS_SHADOWED', s.message, { file: s.file, producer: 'init' })));
   tree.write('nx.json', JSON.stringify(nxJson, null, 2) + '\n');
   if (!options.skipFormat && devkit) await devkit.formatFiles(tree);
 }

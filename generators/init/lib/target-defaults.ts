@@ -53,8 +53,8 @@ export function withKeyedTargetDefaults(targetDefaults: Record<string, unknown> 
  * kiln infers, so raw bytes stay in their hash. `files` maps a project.json or package.json path to
  * its parsed content. One line per target, naming the file.
  */
-export function shadowedTargets(files: ReadonlyMap<string, unknown>, names: readonly string[]): string[] {
-  const out: string[] = [];
+export function shadowedTargets(files: ReadonlyMap<string, unknown>, names: readonly string[]): { file: string; message: string }[] {
+  const out: { file: string; message: string }[] = [];
   for (const [path, json] of files) {
     if (!json || typeof json !== 'object') continue;
     const j = json as Entry;
@@ -63,9 +63,9 @@ export function shadowedTargets(files: ReadonlyMap<string, unknown>, names: read
     for (const name of names) {
       const t = (targets as Entry)[name];
       if (t && typeof t === 'object' && Array.isArray((t as Entry).inputs)) {
-        out.push(`${path}: target "${name}" declares its own inputs ${JSON.stringify((t as Entry).inputs)}; they win over kiln's, so a comment edit will not be a cache hit there. Remove them (kiln's key covers the sources).`);
+        out.push({ file: path, message: `target "${name}" declares its own inputs ${JSON.stringify((t as Entry).inputs)}; they win over kiln's, so a comment edit will not be a cache hit there` });
       }
     }
   }
-  return out.sort();
+  return out.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : a.message < b.message ? -1 : 1));
 }

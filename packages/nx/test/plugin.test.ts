@@ -208,7 +208,7 @@ describe('init generator', () => {
     try {
       await initGenerator(tree, { skipFormat: true });
       const lines = warn.mock.calls.map((c) => String(c[0]));
-      expect(lines.filter((l) => l.includes('declares its own inputs'))).toEqual([expect.stringContaining('libs/a/project.json: target "build" declares its own inputs ["production"]')]);
+      expect(lines.filter((l) => l.includes('declares its own inputs'))).toEqual([expect.stringContaining('libs/a/project.json - warning KILN_TARGET_INPUTS_SHADOWED: target "build" declares its own inputs ["production"]')]);
     } finally {
       warn.mockRestore();
     }

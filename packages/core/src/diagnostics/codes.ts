@@ -402,6 +402,14 @@ export const CODES = {
       'kiln is tested on each Nx major it claims, on a real install; the message names the Nx version found and the majors kiln supports. On an older Nx the kiln plugin infers nothing and fails the project graph with this message (rather than with an error from inside Nx), and the init generator leaves nx.json unchanged.',
     hint: 'Upgrade Nx to a supported major (`npx nx migrate <version>`), or remove "@kiln/nx" from the plugins of nx.json to run Nx without kiln.',
   },
+  KILN_NX_UNTESTED: {
+    severity: 'warning',
+    outcome: 'unaffected',
+    title: 'The workspace runs an Nx major newer than kiln is tested with',
+    meaning:
+      'Nothing is known to be wrong: kiln runs, and `nx g @kiln/nx:init` registered it. It has not been tested on a real install of this major, whose plugin API may have changed.',
+    hint: 'Check that `nx show projects` and a build work; if they do not, remove "@kiln/nx" from the plugins of nx.json and report the Nx version.',
+  },
   KILN_OPAQUE_BINARY: {
     severity: 'info',
     outcome: 'degraded',
