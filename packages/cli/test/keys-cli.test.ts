@@ -72,6 +72,12 @@ describe('kiln keys', () => {
     // A coded diagnostic (issue 14 point 8: every diagnostic is an envelope), about the file that declares them.
     expect(r.err).toMatch(/libs\/top\/package\.json - warning KILN_TARGET_INPUTS_SHADOWED: @fx\/top:build declares its own inputs in package.json#nx/);
     expect(r.err.match(/declares its own inputs/g)).toHaveLength(1);
+    // A record of the other kind of key (the build key, where the target is tool-keyed): explained, not a crash.
+    const top = JSON.parse(kiln(ws, 'keys', '--format', 'json').out).projects.find((p: { project: string }) => p.project === '@fx/top');
+    await recordBuilt(ws, '@fx/top', 'build', top.key);
+    const e = kiln(ws, 'explain-miss', '@fx/top:build');
+    expect(e.code, e.err).toBe(0);
+    expect(e.out).toMatch(/the key moved .* because:\n {2}file {10}added {4}package\.json/);
   });
 
   it('works in a pnpm workspace without Nx, with the same keys', async () => {

@@ -13,6 +13,7 @@ import {
   buildKeyTsconfig,
   computeWorkspaceKeys,
   diagnostic,
+  formatDiagnostic,
   discoverWorkspace,
   explainKeyChange,
   explainToolKeyChange,
@@ -67,7 +68,10 @@ function formatNxInputs(n: NxInputs): string {
   if (n.environment.length) lines.push(`  environment  ${n.environment.join(', ')}`);
   if (n.runtime.length) lines.push(`  runtime      ${n.runtime.join(', ')}`);
   lines.push(`  external     ${n.external.length ? n.external.join(', ') : 'none'}`);
-  if (n.raw.length) lines.push(`  warning: raw inputs in the hash (${n.raw.slice(0, 5).join(', ')}${n.raw.length > 5 ? ', …' : ''}) — an edit kiln calls meaningless still misses. Fix: \`nx g @kiln/nx:init\` (target defaults for keyed projects), or remove the target's own "inputs".`);
+  if (n.raw.length) {
+    const d = diagnostic('KILN_TARGET_RAW_INPUTS', `raw inputs in the hash: ${n.raw.slice(0, 5).join(', ')}${n.raw.length > 5 ? ', …' : ''}`, { producer: 'explain-miss' });
+    lines.push(...formatDiagnostic(d).split('\n').map((l) => `  ${l}`));
+  }
   return lines.join('\n');
 }
 

@@ -542,6 +542,14 @@ export const CODES = {
       'A target\'s own inputs win over the ones kiln infers, so Nx hashes what they name (raw file bytes, every external dependency) beside kiln\'s key: the key still moves when the meaning does, but a comment edit or an unrelated lockfile change is no longer a cache hit.',
     hint: 'Remove the inputs from the target\'s definition (kiln\'s key covers its sources), or stop keying the target (the plugin option targets).',
   },
+  KILN_TARGET_RAW_INPUTS: {
+    severity: 'warning',
+    outcome: 'degraded',
+    title: 'Nx hashes raw inputs of a keyed target besides kiln\'s key',
+    meaning:
+      'The task hash holds project source files or every external dependency (from the target\'s own inputs or a target default), so an edit kiln calls meaningless — a comment, an unrelated lockfile entry — still misses the cache. The key itself is right.',
+    hint: 'Run `nx g @kiln/nx:init` (it writes target defaults for keyed projects), or remove the target\'s own "inputs".',
+  },
   KILN_TOOL_INPUT_UNREADABLE: {
     severity: 'warning',
     outcome: 'degraded',

@@ -143,7 +143,15 @@ function split(v: string): [string, string] {
   return i === -1 ? [v, ''] : [v.slice(0, i), v.slice(i + 1)];
 }
 
-function diffRecords<T>(a: Record<string, T>, b: Record<string, T>, id: (x: T) => unknown = (x) => JSON.stringify(x)): [string, 'added' | 'removed' | 'changed', T | undefined, T | undefined][] {
+function diffRecords<T>(
+  a: Record<string, T> | undefined,
+  b: Record<string, T> | undefined,
+  id: (x: T) => unknown = (x) => JSON.stringify(x),
+): [string, 'added' | 'removed' | 'changed', T | undefined, T | undefined][] {
+  // A field a recorded record lacks (written by another kiln version, or for the other kind of key —
+  // a target that moved from a build key to a tool key) reads as empty: everything in it is "added".
+  a ??= {};
+  b ??= {};
   const out: [string, 'added' | 'removed' | 'changed', T | undefined, T | undefined][] = [];
   for (const k of [...new Set([...Object.keys(a), ...Object.keys(b)])].sort()) {
     if (!(k in a)) out.push([k, 'added', undefined, b[k]]);
