@@ -123,7 +123,9 @@ async function state(name: string, spec: WorkspaceSpec, edit?: Edit): Promise<St
     const files = new Map<string, string>();
     for (const dir of r.outputDirs) {
       const absDir = join(root, pkg, dir);
-      for (const f of await listFiles(absDir)) if (!f.endsWith('.map')) files.set(`${dir}/${f}`, await readFile(join(absDir, f), 'utf8'));
+      // Maps are not compared (SPEC §4), and neither is the debug ID naming the (JS, map) pair (SPEC §8):
+      // a comment edit moves the map, so a fresh build's ID differs from the cached one's by design.
+      for (const f of await listFiles(absDir)) if (!f.endsWith('.map')) files.set(`${dir}/${f}`, (await readFile(join(absDir, f), 'utf8')).replace(/^\/\/# debugId=[0-9a-f-]{36}\n/m, ''));
     }
     outputs.set(pkg, files);
   }
