@@ -102,15 +102,20 @@ try {
   }
 
   // 2. kiln warm (one Symbolicator, warmed by a first pass)
-  const sym = new core.Symbolicator({ storeDir: store, workspaceRoot: lib });
-  const statuses = {};
-  await sym.frames(frames, (f) => (statuses[f.status] = (statuses[f.status] ?? 0) + 1));
-  const warm = [];
-  for (let r = 0; r < REPS; r++) {
-    const s = performance.now();
-    await sym.frames(frames, () => {});
-    warm.push(FRAMES / ((performance.now() - s) / 1000));
-  }
+  /** A fresh Symbolicator's statuses over the frames (the warming pass), then REPS warm rates. */
+  const warmRates = async () => {
+    const sym = new core.Symbolicator({ storeDir: store, workspaceRoot: lib });
+    const statuses = {};
+    await sym.frames(frames, (f) => (statuses[f.status] = (statuses[f.status] ?? 0) + 1));
+    const rates = [];
+    for (let r = 0; r < REPS; r++) {
+      const s = performance.now();
+      await sym.frames(frames, () => {});
+      rates.push(FRAMES / ((performance.now() - s) / 1000));
+    }
+    return { statuses, rates };
+  };
+  const { statuses, rates: warm } = await warmRates();
 
   // 3. every frame relocated: the sources shifted by one comment line.
   for (const f of readdirSync(join(lib, 'src'), { recursive: true })) {
@@ -118,15 +123,7 @@ try {
     const p = join(lib, 'src', String(f));
     writeFileSync(p, `// shifted\n${readFileSync(p, 'utf8')}`);
   }
-  const symR = new core.Symbolicator({ storeDir: store, workspaceRoot: lib });
-  const relStatuses = {};
-  await symR.frames(frames, (f) => (relStatuses[f.status] = (relStatuses[f.status] ?? 0) + 1));
-  const reloc = [];
-  for (let r = 0; r < REPS; r++) {
-    const s = performance.now();
-    await symR.frames(frames, () => {});
-    reloc.push(FRAMES / ((performance.now() - s) / 1000));
-  }
+  const { statuses: relStatuses, rates: reloc } = await warmRates();
 
   // 4. cold: a fresh CLI process on one frame, beside `node -e ''`; and the first frame in process, empty store.
   const oneFrame = join(tmp, 'one.txt');

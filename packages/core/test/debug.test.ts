@@ -51,6 +51,22 @@ function find(text: string, needle: string): { line: number; column: number } {
   return { line: before.length, column: before[before.length - 1]!.length + 1 };
 }
 
+/** A fresh store directory, removed after the run. */
+function newStore(): string {
+  const store = tempDir('kiln-debug-store-');
+  dirs.push(store);
+  return store;
+}
+
+/** The fixture library built by kiln (not ingested), with an empty store and the frame of its throw. */
+async function builtLib(): Promise<{ root: string; store: string; jsPath: string; js: string; gen: { line: number; column: number } }> {
+  const root = lib();
+  await compileProject({ projectRoot: root });
+  const jsPath = join(root, 'dist/index.js');
+  const js = readFileSync(jsPath, 'utf8');
+  return { root, store: newStore(), jsPath, js, gen: find(js, 'throw new Error') };
+}
+
 describe('kiln build: debug IDs and retained sources', () => {
   it('gives every JS file and its map one content-derived debug ID: equal across paths, different for a different output', async () => {
     const a = lib();
@@ -106,8 +122,7 @@ async function symbolicateFrom(root: string, store: string, frames: { file: stri
 describe('debug store and symbolication', () => {
   it('ingests a build, then maps a frame as verified, relocated after a comment edit, changed after a body edit or a deletion', async () => {
     const root = lib();
-    const store = tempDir('kiln-debug-store-');
-    dirs.push(store);
+    const store = newStore();
     const r = await compileProject({ projectRoot: root, relativeTo: root });
     const ing = await ingestProjectOutputs({ storeDir: store, workspaceRoot: root, projectRoot: root, files: r.emitted });
     expect(ing.diagnostics).toEqual([]);
@@ -180,20 +195,13 @@ describe('debug store and symbolication', () => {
   });
 
   it('ingests on first use a JS file whose debug ID the store does not know (an Nx cache hit restored it)', async () => {
-    const root = lib();
-    const store = tempDir('kiln-debug-store-');
-    dirs.push(store);
-    await compileProject({ projectRoot: root });
-    const jsPath = join(root, 'dist/index.js');
-    const js = readFileSync(jsPath, 'utf8');
+    const { root, store, jsPath, js, gen } = await builtLib();
     expect(await readDebugRecord(store, { debugId: readDebugIdComment(js)! })).toBeUndefined();
-    const gen = find(js, 'throw new Error');
     const [f] = await symbolicateFrom(root, store, [{ file: jsPath, line: gen.line, column: gen.column }]);
     expect(f!.status).toBe('verified');
     expect((await readDebugRecord(store, { debugId: readDebugIdComment(js)! }))?.package).toBe('@fx/lib');
     // No map, a fresh store: unavailable, a distinct outcome.
-    const store2 = tempDir('kiln-debug-store-');
-    dirs.push(store2);
+    const store2 = newStore();
     rmSync(`${jsPath}.map`);
     const [u] = await symbolicateFrom(root, store2, [{ file: jsPath, line: gen.line, column: gen.column }]);
     expect(u!.status).toBe('unavailable');
@@ -203,8 +211,7 @@ describe('debug store and symbolication', () => {
 
   it('post-processes a plain tsc output (kiln debug-ids): sources retained, IDs injected, idempotent; gc keeps what records name', async () => {
     const root = lib();
-    const store = tempDir('kiln-debug-store-');
-    dirs.push(store);
+    const store = newStore();
     expect(referenceBuild(root, join(root, 'dist')).errors).toBe(0);
     const mapBefore = JSON.parse(readFileSync(join(root, 'dist/index.js.map'), 'utf8'));
     expect(mapBefore.sourcesContent).toBeUndefined();
@@ -231,13 +238,7 @@ describe('debug store and symbolication', () => {
 
 describe('bad input', () => {
   it('malformed maps, a debug ID mismatch and missing sourcesContent are coded, never mapped', async () => {
-    const root = lib();
-    const store = tempDir('kiln-debug-store-');
-    dirs.push(store);
-    await compileProject({ projectRoot: root });
-    const jsPath = join(root, 'dist/index.js');
-    const js = readFileSync(jsPath, 'utf8');
-    const gen = find(js, 'throw new Error');
+    const { root, store, jsPath, js, gen } = await builtLib();
     const frame = { file: jsPath, line: gen.line, column: gen.column };
     const mapPath = `${jsPath}.map`;
     const good = readFileSync(mapPath, 'utf8');
@@ -248,13 +249,13 @@ describe('bad input', () => {
 
     const m = JSON.parse(good);
     writeFileSync(mapPath, JSON.stringify({ ...m, debugId: '11111111-1111-4111-8111-111111111111' }));
-    const [mismatch] = await symbolicateFrom(root, tempDir('kiln-debug-store-'), [frame]);
+    const [mismatch] = await symbolicateFrom(root, newStore(), [frame]);
     expect([mismatch!.status, mismatch!.code]).toEqual(['unavailable', 'KILN_DEBUG_ID_MISMATCH']);
 
     const { sourcesContent: _omit, ...noContent } = m;
     writeFileSync(jsPath, js.replace(/\/\/# debugId=.*\n/, ''));
     writeFileSync(mapPath, JSON.stringify({ ...noContent, debugId: undefined }));
-    const [missing] = await symbolicateFrom(root, tempDir('kiln-debug-store-'), [frame]);
+    const [missing] = await symbolicateFrom(root, newStore(), [frame]);
     expect([missing!.status, missing!.code]).toEqual(['unavailable', 'KILN_DEBUG_SOURCES_MISSING']);
   });
 
@@ -278,12 +279,7 @@ describe('bad input', () => {
   });
 
   it('reads a 1-million-frame trace without a crash or a hang', async () => {
-    const root = lib();
-    const store = tempDir('kiln-debug-store-');
-    dirs.push(store);
-    await compileProject({ projectRoot: root });
-    const jsPath = join(root, 'dist/index.js');
-    const gen = find(readFileSync(jsPath, 'utf8'), 'throw new Error');
+    const { root, store, jsPath, gen } = await builtLib();
     const line = `    at fail (${jsPath}:${gen.line}:${gen.column})`;
     const text = `Error: deep\n${`${line}\n`.repeat(1_000_000)}`;
     const input = parseStackInput(text);

@@ -11,7 +11,7 @@
  * idempotent (content-addressed), and a failure to write is a diagnostic, never an exception.
  */
 import { readFile } from 'node:fs/promises';
-import { dirname, isAbsolute, join, relative, sep } from 'node:path';
+import { dirname, isAbsolute, join, relative } from 'node:path';
 import cacache from 'cacache';
 import { diagnostic, type Diagnostic } from '../diagnostics/diagnostic.js';
 import { sha256Hex } from '../digest/hash.js';
@@ -24,7 +24,7 @@ import { parserMismatch } from '../parse/parser-version.js';
 import { contentKey, loadContentMap, SliceResolver } from '../store/lookup.js';
 import type { PackRef } from '../store/pack.js';
 import { readDebugIdComment, isDebugId } from './debug-id.js';
-import { debugBlobKey, debugIdKey, debugJsKey, packageRelativeSource, type DebugDecl, type DebugRecord, type DebugSource } from './record.js';
+import { debugBlobKey, debugIdKey, debugJsKey, packageRelativeSource, toPosix, type DebugDecl, type DebugRecord, type DebugSource } from './record.js';
 
 const PRODUCER = 'debug';
 export const JS_ARTIFACT = /\.(?:m|c)?js$/;
@@ -48,8 +48,6 @@ export interface IngestResult {
   record?: DebugRecord;
   diagnostics: Diagnostic[];
 }
-
-const toPosix = (p: string) => p.split(sep).join('/');
 
 /**
  * Where a JS file's map is: the text of an inline `data:` URL, or the files to try — its
@@ -131,9 +129,10 @@ class DeclarationIndexer {
     if (!kind) return [];
     if (!parserMismatch()) {
       this.contentMap ??= loadContentMap(this.storeDir, DIGEST_SCHEMA).catch(() => undefined);
-      const ref = (await this.contentMap)?.get(contentKey(sha256Hex(text), kind.variant));
+      const hash = sha256Hex(text);
+      const ref = (await this.contentMap)?.get(contentKey(hash, kind.variant));
       if (ref) {
-        const r = await this.resolver.resolve(ref, sha256Hex(text), kind.variant).catch(() => undefined);
+        const r = await this.resolver.resolve(ref, hash, kind.variant).catch(() => undefined);
         if (r?.status === 'hit') return declsOf(r.slice, packageName, packagePath);
       }
     }

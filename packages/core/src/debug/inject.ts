@@ -12,16 +12,14 @@
  * when its text changes; a map that is not JSON is reported and left alone (its JS gets no ID).
  */
 import { readdir, readFile, writeFile } from 'node:fs/promises';
-import { dirname, join, relative, sep } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { diagnostic, type Diagnostic } from '../diagnostics/diagnostic.js';
 import { injectDebugId } from './debug-id.js';
 import { findMap, ingestArtifact, JS_ARTIFACT } from './ingest.js';
 import { packageOf } from './symbolicate.js';
-import type { DebugRecord } from './record.js';
+import { toPosix, type DebugRecord } from './record.js';
 
 const PRODUCER = 'debug';
-const toPosix = (p: string) => p.split(sep).join('/');
-
 /**
  * For every JS output (by file name) whose `<file>.map` is also an output: the pair with its debug ID.
  * Returns the number of pairs injected; pairs whose map is not JSON are left as they are.

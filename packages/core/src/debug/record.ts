@@ -18,7 +18,7 @@
  * debug ID. The declaration index is computed from the retained source text itself (the text the
  * artifact was built from), with the same extractor and identities as the build's key.
  */
-import { posix } from 'node:path';
+import { posix, sep } from 'node:path';
 import type { DeclKind, Span } from '../facts/slice.js';
 import { DEBUG_STORE_FORMAT } from '../version.js';
 
@@ -59,6 +59,9 @@ export interface DebugRecord {
 }
 
 export { DEBUG_KEY_PREFIX, debugBlobKey, debugIdKey, debugJsKey, isCurrentDebugKey } from '../store/format.js';
+
+/** A platform path with POSIX separators (every path a record holds is POSIX). */
+export const toPosix = (p: string): string => p.split(sep).join('/');
 
 /**
  * The package-relative path of a map's source: `source` resolved against the map's directory

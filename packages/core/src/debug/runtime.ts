@@ -12,12 +12,12 @@
  * failure inside the hook falls back to V8's own line for that frame, never to a thrown error.
  */
 import { readFileSync } from 'node:fs';
-import { dirname, join, relative, sep } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TraceMap, traceSegment } from '@jridgewell/trace-mapping';
 import { isDebugId, readDebugIdComment } from './debug-id.js';
 import { indexDeclarations, mapLocation } from './ingest.js';
-import { packageRelativeSource } from './record.js';
+import { packageRelativeSource, toPosix } from './record.js';
 import { lineStarts } from './relocate.js';
 import { judgeFrame, MATCH_STATUS_TEXT, packageOf, type SourceState, type SymbolicatedFrame } from './symbolicate.js';
 
@@ -28,8 +28,6 @@ interface RuntimeArtifact {
   pkg?: { name: string; root: string };
   sources: Map<number, SourceState | null>;
 }
-
-const toPosix = (p: string) => p.split(sep).join('/');
 
 export class RuntimeSymbolicator {
   private readonly files = new Map<string, RuntimeArtifact | { unavailable: string } | null>();

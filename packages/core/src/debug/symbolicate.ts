@@ -22,7 +22,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TraceMap, traceSegment } from '@jridgewell/trace-mapping';
 import type { DiagnosticCode } from '../diagnostics/codes.js';
@@ -32,7 +32,7 @@ import { discoverWorkspace } from '../workspace/discover.js';
 import { readDebugIdComment } from './debug-id.js';
 import { indexDeclarations, ingestArtifact } from './ingest.js';
 import { readDebugBlob, readDebugRecord } from './lookup.js';
-import type { DebugDecl, DebugRecord } from './record.js';
+import { toPosix, type DebugDecl, type DebugRecord } from './record.js';
 import { alignDeclaration, alignOffset, lineStarts, lineText, offsetAt, positionAt, spanOffsets, type AlignedDeclaration } from './relocate.js';
 import type { FrameInput } from './stack-input.js';
 
@@ -115,8 +115,6 @@ interface Artifact {
 }
 
 type Resolved = { artifact: Artifact } | { reason: string; code: DiagnosticCode };
-
-const toPosix = (p: string) => p.split(sep).join('/');
 
 export class Symbolicator {
   private readonly opts: Required<SymbolicateOptions>;
