@@ -12,7 +12,11 @@ import { chmod, cp, mkdir, mkdtemp, readdir, rm, stat, symlink, writeFile } from
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exportGraph, graphText, type GraphExportResult } from '@kiln/core';
+import { exportGraph, formatModuleText, formatSummaryText, graphSummary, graphText, moduleView, type GraphExportResult } from '@kiln/core';
+import { formatEnvelopeText, readEnvelope } from '../dist/diagnostics/envelope.js';
+import { GraphIndex } from '../dist/graph/query/graph-index.js';
+import type { QueryHeader, QueryRecord } from '../dist/graph/query/model.js';
+import { readGraph } from '../dist/graph/read.js';
 import type { KnownRecord } from '../dist/graph/records.js';
 import { ALIAS_MONOREPO, GEO, NPM_WORKSPACE, writeTree } from './lib/graph-fixtures.js';
 
@@ -246,6 +250,27 @@ describe('exportGraph: a type error', () => {
     expect(edge(records, 'calls', `${P}/index`, `${P}/shapes#unit:function`)).toMatchObject({ provenance: 'compiler_unchecked' });
     expect(records.find((x) => x.id === `${P}/math`)).toMatchObject({ provenance: 'compiler_unchecked', degraded: false });
     expect(records.some((x) => x.provenance === 'compiler_checked' && x.kind !== 'diagnostic' && x.kind !== 'diagnoses')).toBe(false);
+  });
+
+  it('the graph queries print and return each recorded diagnostic as the diagnostic envelope; an unknown code as recorded', async () => {
+    const r = await exportGraph(dir, { mode: 'allow-errors', store: false, workers: 0 });
+    const unknown = { kind: 'diagnostic', id: 'diagnostic:KILN_FROM_THE_FUTURE@-:-#0', language: 'json', provenance: 'compiler_checked', degraded: false, package: '@fx/geo', code: 'KILN_FROM_THE_FUTURE', ts_code: null, severity: 'warning', message: 'a newer kiln said this', hint: '', producer: 'graph', file: null };
+    const doc = readGraph(graphText(r) + JSON.stringify(unknown) + '\n');
+    const idx = new GraphIndex({ header: doc.header as unknown as QueryHeader, records: doc.records as unknown as QueryRecord[] });
+    const s = graphSummary(idx);
+    const ts = s.diagnostics.find((d) => d.envelope?.tool?.code === 'TS2322')!;
+    expect(ts.envelope).toMatchObject({ code: 'KILN_TYPESCRIPT_ERROR', severity: 'error', outcome: expect.any(String), location: { kind: 'position', file: 'src/shapes.ts', line: 15 } });
+    expect(readEnvelope(ts.envelope).ok).toBe(true);
+    for (const d of s.diagnostics) if (d.envelope) expect(readEnvelope(d.envelope), d.id).toMatchObject({ ok: true });
+    const text = formatSummaryText(s);
+    // The compiler's form (file:line:col - error TS2322: …), the same text every other kiln command prints.
+    expect(text).toContain(`  ${formatEnvelopeText(ts.envelope!).split('\n')[0]}`);
+    expect(text).toMatch(/ {2}src\/shapes\.ts:15:\d+ - error TS2322: /);
+    expect(s.diagnostics.find((d) => d.code === 'KILN_FROM_THE_FUTURE')).toMatchObject({ envelope: null, severity: 'warning', message: 'a newer kiln said this' });
+    expect(text).toContain('(no location) - warning KILN_FROM_THE_FUTURE: a newer kiln said this');
+    const m = moduleView(idx, 'src/shapes');
+    expect(m.diagnostics.map((d) => d.envelope?.tool?.code)).toContain('TS2322');
+    expect(formatModuleText(m)).toMatch(/ {2}src\/shapes\.ts:15:\d+ - error TS2322: /);
   });
 
   it('allow-errors on a clean project gives the checked records (only the header mode differs)', async () => {

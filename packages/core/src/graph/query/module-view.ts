@@ -6,6 +6,7 @@
  * Invariants: pure over a GraphIndex; deterministic (declarations in source order then path; imports by
  * specifier; exports by name; importers by module path; all ties by id in code-point order).
  */
+import { graphDiagnosticOf, type GraphDiagnosticView } from './diagnostic.js';
 import type { GraphIndex } from './graph-index.js';
 import { resolveModule } from './lookup.js';
 import { anchorOf, byCodePoint, declKindOf, declPathOf, fileOf, isPublic, nameOf, packageRefOf, type QueryRecord } from './model.js';
@@ -41,7 +42,8 @@ export interface ModuleView {
   }[];
   exports: { id: string; name: string; targets: string[] }[];
   imported_by: { id: string; path: string; via: string[] }[];
-  diagnostics: { id: string; code: string; severity: string | null; message: string; anchor: string | null }[];
+  /** The diagnostics about the module or its declarations, as the diagnostic envelope (graph/query/diagnostic.ts). */
+  diagnostics: GraphDiagnosticView[];
 }
 
 function strings(v: unknown): string[] {
@@ -106,7 +108,7 @@ export function moduleView(index: GraphIndex, ref: string): ModuleView {
   const diagnostics = [...diagIds]
     .map((id) => index.node(id))
     .filter((d): d is QueryRecord => !!d)
-    .map((d) => ({ id: d.id, code: nameOf(d), severity: typeof d.severity === 'string' ? d.severity : null, message: typeof d.message === 'string' ? d.message : '', anchor: anchorOf(d) ?? null }))
+    .map(graphDiagnosticOf)
     .sort((a, b) => byCodePoint(a.anchor ?? '', b.anchor ?? '') || byCodePoint(a.id, b.id));
 
   return {

@@ -5,6 +5,7 @@
  * Invariants: pure over a GraphIndex; deterministic (every list sorted in code-point order; counts as
  * plain objects with sorted keys), so two runs over the same graph print the same bytes.
  */
+import { graphDiagnosticOf, type GraphDiagnosticView } from './diagnostic.js';
 import type { GraphIndex } from './graph-index.js';
 import { anchorOf, byCodePoint, nameOf, packageRefOf, snapshotIdOf, type QueryRecord } from './model.js';
 
@@ -25,7 +26,8 @@ export interface GraphSummary {
   degraded: number;
   packages: { id: string; name: string; modules: number; declarations: number }[];
   modules: { id: string; path: string; package: string | null; declarations: number; diagnostics: number }[];
-  diagnostics: { id: string; code: string; severity: string | null; message: string; anchor: string | null }[];
+  /** Every diagnostic record, as the diagnostic envelope (graph/query/diagnostic.ts). */
+  diagnostics: GraphDiagnosticView[];
 }
 
 function sortedCounts(m: Map<string, number>): Record<string, number> {
@@ -71,13 +73,7 @@ export function graphSummary(index: GraphIndex): GraphSummary {
   });
   packages.sort((a, b) => byCodePoint(a.name, b.name) || byCodePoint(a.id, b.id));
 
-  const diagnostics = index.ofKind('diagnostic').map((d) => ({
-    id: d.id,
-    code: nameOf(d),
-    severity: typeof d.severity === 'string' ? d.severity : null,
-    message: typeof d.message === 'string' ? d.message : '',
-    anchor: anchorOf(d) ?? null,
-  }));
+  const diagnostics = index.ofKind('diagnostic').map(graphDiagnosticOf);
   diagnostics.sort((a, b) => byCodePoint(a.anchor ?? '', b.anchor ?? '') || byCodePoint(a.code, b.code) || byCodePoint(a.id, b.id));
 
   const h = index.header;

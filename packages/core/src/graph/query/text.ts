@@ -1,9 +1,11 @@
 /**
  * Text projections of the graph queries (summary, find, module, neighbors), shared by the CLI and the
- * MCP server. The JSON output is the query result itself; these are views of the same data.
+ * MCP server. The JSON output is the query result itself; these are views of the same data (a
+ * diagnostic is printed as its envelope's text projection, graph/query/diagnostic.ts).
  *
  * Invariants: pure; deterministic (they print the results in the order the queries return them).
  */
+import { graphDiagnosticText } from './diagnostic.js';
 import type { FindHit } from './find.js';
 import type { ModuleView } from './module-view.js';
 import type { Neighborhood } from './neighbors.js';
@@ -25,7 +27,7 @@ export function formatSummaryText(s: GraphSummary): string {
   lines.push('', `modules (${s.modules.length}):`);
   for (const m of s.modules) lines.push(`  ${m.path.padEnd(32)} ${String(m.declarations).padStart(4)} declarations${m.diagnostics ? `, ${m.diagnostics} diagnostics` : ''}`);
   lines.push('', `diagnostics (${s.diagnostics.length}):`);
-  for (const d of s.diagnostics) lines.push(`  ${d.anchor ?? '(no location)'}: ${d.severity ?? '-'} ${d.code}: ${d.message}`);
+  for (const d of s.diagnostics) lines.push(graphDiagnosticText(d));
   return lines.join('\n');
 }
 
@@ -59,7 +61,7 @@ export function formatModuleText(m: ModuleView): string {
   for (const i of m.imported_by) lines.push(`  ${i.path}${i.via.length ? ` via ${i.via.join(', ')}` : ''}`);
   if (m.diagnostics.length) {
     lines.push('', `diagnostics (${m.diagnostics.length}):`);
-    for (const d of m.diagnostics) lines.push(`  ${d.anchor ?? '(no location)'}: ${d.severity ?? '-'} ${d.code}: ${d.message}`);
+    for (const d of m.diagnostics) lines.push(graphDiagnosticText(d));
   }
   return lines.join('\n');
 }
