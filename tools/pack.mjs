@@ -24,7 +24,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 /** The packages, by name → folder. */
-const PACKAGES = { '@kiln/core': 'packages/core', '@kiln/mcp': 'packages/mcp', '@kiln/cli': 'packages/cli', '@kiln/nx': 'packages/nx' };
+const PACKAGES = { '@kiln/runtime': 'packages/runtime', '@kiln/core': 'packages/core', '@kiln/mcp': 'packages/mcp', '@kiln/cli': 'packages/cli', '@kiln/nx': 'packages/nx' };
 
 const readJson = (file) => JSON.parse(readFileSync(file, 'utf8'));
 const npm = (args, cwd) => execFileSync('npm', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
