@@ -58,6 +58,9 @@ export { formatSummaryText, formatFindText, formatModuleText, formatNeighborsTex
 export { checkFreshness, type Freshness } from './graph/context/freshness.js';
 export { contextPack, explainContext, formatExplanationText, type ContextRequest, type ContextOptions, type ContextResult, type ContextExplanation } from './graph/context/context-pack.js';
 
+// represent/: the executable representation of a built package's public surface (SPEC §7).
+export { produceRepresentation, nodeRequirement, type ProduceOptions, type ProduceResult } from './represent/produce.js';
+
 // debug artifacts: debug IDs, the debug store, symbolication (SPEC §8)
 // (the rest of the stage is the `@kiln/core/debug` entry: symbolication, the runtime hook, the store's records)
 export { ingestProjectOutputs } from './debug/index.js';

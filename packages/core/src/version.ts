@@ -122,3 +122,11 @@ export const DEBUG_STORE_FORMAT = 1;
  * trace files (viewers ignore what they do not know) that one of those parts changed.
  */
 export const TRACE_FORMAT_VERSION = 1;
+
+/**
+ * Format of the executable representation (`kiln.rep`, SPEC §7): the `format` of its header, independent
+ * of the manifest's. Defined here until @kiln/runtime's format.ts (the codec, written in parallel)
+ * exports its own REPRESENTATION_FORMAT: on merge, this becomes a re-export of that one — the producer
+ * and the consumer must never carry two values.
+ */
+export const REPRESENTATION_FORMAT = 1;

@@ -504,6 +504,78 @@ export const CODES = {
     meaning: 'The JSON file given to `kiln diff` is not a kiln digest report of a supported version.',
     hint: 'Produce it with `kiln digest <dir> --format json > file` using this version of kiln.',
   },
+  KILN_REP_UNCOVERED_BUNDLE_FAILED: {
+    severity: 'warning',
+    outcome: 'degraded',
+    title: 'An export could not be bundled into a representation payload',
+    meaning:
+      'Rollup refused to bundle the code this export reaches in the built JavaScript (the detail gives its message). The export is uncovered in the executable representation: a consumer needing it refuses the call. The package, its manifest and every other entry are unaffected.',
+    hint: 'Build the package and import the entry with Node to see whether the built JavaScript loads; fix what the message names, then build again.',
+  },
+  KILN_REP_UNCOVERED_COMMONJS_BUILD: {
+    severity: 'warning',
+    outcome: 'degraded',
+    title: 'A manifest entry has only a CommonJS build, which kiln does not bundle into payloads',
+    meaning:
+      'Payloads are bundled from the ESM build, and reading CommonJS needs @rollup/plugin-commonjs, which is not installed. Every export of the entry is uncovered in the executable representation; the package itself is unaffected.',
+    hint: 'Add an ESM build of the entry (an import condition, or formats: ["esm", "cjs"]), or install @rollup/plugin-commonjs beside kiln.',
+  },
+  KILN_REP_UNCOVERED_DYNAMIC_IMPORT: {
+    severity: 'warning',
+    outcome: 'degraded',
+    title: 'An export reaches a dynamic import() or a computed require()',
+    meaning:
+      'What such code loads is decided at run time, so no payload can carry it. The export is uncovered in the executable representation; the other exports are unaffected.',
+    hint: 'Import the module statically (a top-level import), or keep the dynamic load out of the code the export reaches.',
+  },
+  KILN_REP_UNCOVERED_FOREIGN_DECLARATION: {
+    severity: 'info',
+    outcome: 'unaffected',
+    title: 'An export is declared in another package',
+    meaning:
+      'The name is re-exported from another package, whose own representation covers it (the declaring package owns a declaration\'s executable meaning). It is listed as uncovered here by design.',
+    hint: 'Nothing to do: a consumer resolves it through the declaring package. Declare it in this package if this package should own it.',
+  },
+  KILN_REP_UNCOVERED_IMPORT_META: {
+    severity: 'warning',
+    outcome: 'degraded',
+    title: 'An export reaches code that uses import.meta',
+    meaning:
+      'Payloads are CommonJS modules run in node:vm, which has no import.meta (no module URL, no resolve). The export is uncovered in the executable representation; the other exports are unaffected.',
+    hint: 'Pass the URL or path in from the caller, or keep import.meta in a module the exported code does not reach.',
+  },
+  KILN_REP_UNCOVERED_NATIVE_ADDON: {
+    severity: 'warning',
+    outcome: 'degraded',
+    title: 'An export reaches a native addon (.node)',
+    meaning:
+      'A compiled addon is a platform binary, not JavaScript a payload can carry. The export is uncovered in the executable representation; the other exports are unaffected.',
+    hint: 'Keep the addon behind a separate entry point, or move the export\'s logic out of the module that loads it.',
+  },
+  KILN_REP_UNCOVERED_NO_BUILD_OUTPUT: {
+    severity: 'warning',
+    outcome: 'degraded',
+    title: 'A manifest entry has no built JavaScript',
+    meaning:
+      'The file package.json points the entry at does not exist (the package was not built, or the manifest names a path the build does not write), so its exports have no payload. They are uncovered in the executable representation.',
+    hint: 'Build the package before producing its representation, and check that the manifest entry names a path the build writes.',
+  },
+  KILN_REP_UNCOVERED_TOP_LEVEL_AWAIT: {
+    severity: 'warning',
+    outcome: 'degraded',
+    title: 'An export reaches a module with top-level await',
+    meaning:
+      'Payloads are CommonJS modules, which are evaluated synchronously and cannot await at module level. The export is uncovered in the executable representation; the other exports are unaffected.',
+    hint: 'Move the await into a function (an async initialiser the caller awaits), or keep the module out of the code the export reaches.',
+  },
+  KILN_REP_UNCOVERED_TYPE_ONLY: {
+    severity: 'info',
+    outcome: 'unaffected',
+    title: 'An export has no runtime value',
+    meaning:
+      'It is an interface, a type alias or an ambient (declare) declaration: the built JavaScript does not export it, so there is nothing to execute. It is listed as uncovered by design.',
+    hint: 'Nothing to do: types are read from the declaration files, not from the representation.',
+  },
   KILN_STACK_LINE_UNPARSED: {
     severity: 'warning',
     outcome: 'degraded',

@@ -1,0 +1,234 @@
+/**
+ * Payloads from a package's built ESM with rollup (a maintained tree-shaker): one virtual entry per
+ * declaring identity (`export { <name> as value } from '<built file>'`), code splitting on, CommonJS
+ * output, so a payload carries the private helpers and defaults its export needs, and module-level
+ * state two exports share lives in one shared chunk both `require('./<chunk>')`.
+ *
+ * Two rollup builds:
+ * 1. analysis (ESM output, which accepts everything the built JS may hold): which entries reach code
+ *    a CommonJS payload in node:vm cannot run — `import.meta` and `import()` as rollup renders them
+ *    (so tree-shaken code does not count), top-level await, `.node` addons and computed `require()`
+ *    in the modules kept in a chunk — and which names the built module does not export at all
+ *    (`declare`d values); those entries are left out, each with its reason;
+ * 2. the payloads: CommonJS, only the remaining entries. One entry that cannot be bundled never makes
+ *    another uncovered: a module only it reaches is only in its chunks (chunks group modules by the
+ *    set of entries reaching them).
+ *
+ * Invariants: entry chunks are named from a hash of the declaring identity, shared chunks from their
+ * first module's base name and a content hash, so the output does not depend on where the package
+ * is; no sourcemap, and the build's `//# sourceMappingURL=` / `//# debugId=` lines are dropped; bare
+ * specifiers and `node:` builtins stay `require('<spec>')` for the consumer to resolve.
+ */
+import { createHash } from 'node:crypto';
+import { relative, sep } from 'node:path';
+import { rollup, type OutputChunk, type Plugin, type RollupLog } from 'rollup';
+import type { RepPayload } from '@kiln/runtime';
+
+/** The reasons this stage finds (the rest of KILN_REP_UNCOVERED_* is decided from the surface). */
+export type BundleReason = 'KILN_REP_UNCOVERED_TOP_LEVEL_AWAIT' | 'KILN_REP_UNCOVERED_NATIVE_ADDON' | 'KILN_REP_UNCOVERED_DYNAMIC_IMPORT' | 'KILN_REP_UNCOVERED_IMPORT_META' | 'KILN_REP_UNCOVERED_TYPE_ONLY' | 'KILN_REP_UNCOVERED_BUNDLE_FAILED';
+
+/** Most specific first: the reason an entry reaching several gets. */
+const REASON_ORDER: BundleReason[] = ['KILN_REP_UNCOVERED_TOP_LEVEL_AWAIT', 'KILN_REP_UNCOVERED_NATIVE_ADDON', 'KILN_REP_UNCOVERED_DYNAMIC_IMPORT', 'KILN_REP_UNCOVERED_IMPORT_META'];
+
+export interface BundleRequest {
+  /** The declaring identity (one virtual entry each). */
+  key: string;
+  /** Absolute path of the built ESM file the name is exported from. */
+  file: string;
+  /** The name that file exports it as. */
+  exported: string;
+}
+
+export interface BundleResult {
+  payloads: RepPayload[];
+  /** Declaring identity → index of its entry payload. */
+  covered: Map<string, number>;
+  uncovered: Map<string, { reason: BundleReason; detail: string }>;
+  /** Rollup's warnings, package-relative (for diagnostics). */
+  warnings: string[];
+}
+
+const VIRTUAL = '\0kiln-rep:';
+const IDENT = /^[A-Za-z_$][\w$]*$/;
+
+/** The payload name of a declaring identity's entry chunk (without `.js`). */
+export function entryName(key: string): string {
+  return `e-${createHash('sha256').update(key).digest('hex').slice(0, 16)}`;
+}
+
+export async function bundlePayloads(packageRoot: string, requests: BundleRequest[]): Promise<BundleResult> {
+  const rel = (id: string) => relative(packageRoot, id).split(sep).join('/');
+  const result: BundleResult = { payloads: [], covered: new Map(), uncovered: new Map(), warnings: [] };
+  if (!requests.length) return result;
+  const byName = new Map(requests.map((r) => [entryName(r.key), r]));
+
+  // --- 1. analysis
+  const flags = new Map<string, Map<BundleReason, string>>(); // module id → reason → what was found
+  const flag = (id: string, reason: BundleReason, what: string) => {
+    const m = flags.get(id) ?? flags.set(id, new Map()).get(id)!;
+    if (!m.has(reason)) m.set(reason, what);
+  };
+  const missing = new Map<string, string>(); // entry name → detail
+  const analysis: Plugin = {
+    name: 'kiln-rep-analysis',
+    moduleParsed(info) {
+      if (info.id.startsWith(VIRTUAL) || !info.ast) return;
+      scanModule(info.ast as unknown as Node, (reason, what) => flag(info.id, reason, what));
+    },
+    resolveImportMeta(property, { moduleId }) {
+      flag(moduleId, 'KILN_REP_UNCOVERED_IMPORT_META', `import.meta${property ? `.${property}` : ''}`);
+      return null;
+    },
+    renderDynamicImport({ moduleId }) {
+      flag(moduleId, 'KILN_REP_UNCOVERED_DYNAMIC_IMPORT', 'import()');
+      return null;
+    },
+  };
+  const virtual = (analysing: boolean): Plugin => ({
+    name: 'kiln-rep-entries',
+    resolveId(source, importer) {
+      if (source.startsWith(VIRTUAL)) return source;
+      if (source.endsWith('.node') && importer) {
+        flag(importer, 'KILN_REP_UNCOVERED_NATIVE_ADDON', `import of ${source}`);
+        return { id: source, external: true };
+      }
+      return null;
+    },
+    async load(id) {
+      if (!id.startsWith(VIRTUAL)) return null;
+      const r = byName.get(id.slice(VIRTUAL.length))!;
+      if (analysing && !(await exportsName(this, r.file, r.exported, new Set()))) {
+        // A value declaration the built JS does not export: `declare`d, or erased (const enum).
+        missing.set(entryName(r.key), `'${r.exported}' is not exported by ${rel(r.file)} (declare, or erased by the compiler)`);
+        return 'export const value = undefined;';
+      }
+      const spec = IDENT.test(r.exported) ? r.exported : JSON.stringify(r.exported);
+      return `export { ${spec} as value } from ${JSON.stringify(r.file)};`;
+    },
+    transform(code, id) {
+      // The build's own trailers name files and builds, not behaviour: never in a payload.
+      if (/^\/\/# (sourceMappingURL|debugId)=/m.test(code)) return { code: code.replace(/^\/\/# (sourceMappingURL|debugId)=.*$/gm, ''), map: null };
+      return null;
+    },
+  });
+  const external = (source: string) => !source.startsWith(VIRTUAL) && !source.startsWith('.') && !source.startsWith('/') && !/^[A-Za-z]:[\\/]/.test(source) && !source.endsWith('.node');
+  const onLog = (_level: string, log: RollupLog) => {
+    if (log.code === 'CIRCULAR_DEPENDENCY' || log.code === 'EMPTY_BUNDLE') return;
+    result.warnings.push(`${log.code ?? 'ROLLUP'}: ${log.message.split(packageRoot + sep).join('').split(packageRoot).join('.')}`);
+  };
+
+  const names = [...byName.keys()].sort();
+  const a = await rollup({ input: Object.fromEntries(names.map((n) => [n, VIRTUAL + n])), plugins: [virtual(true), analysis], external, preserveEntrySignatures: 'strict', onLog });
+  const { output: aOut } = await a.generate({ format: 'es', entryFileNames: '[name].js', chunkFileNames: '[name]-[hash].js' });
+  await a.close();
+  const chunks = new Map(aOut.filter((o): o is OutputChunk => o.type === 'chunk').map((c) => [c.fileName, c]));
+  const chunkFlags = new Map<string, Map<BundleReason, string>>();
+  for (const c of chunks.values()) {
+    const m = new Map<BundleReason, string>();
+    for (const [id, info] of Object.entries(c.modules).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0))) {
+      const f = flags.get(id);
+      if (!f || info.renderedLength === 0) continue;
+      for (const [reason, what] of f) if (!m.has(reason)) m.set(reason, `${what} in ${rel(id)}`);
+    }
+    if (m.size) chunkFlags.set(c.fileName, m);
+  }
+  const keep: string[] = [];
+  for (const n of names) {
+    const r = byName.get(n)!;
+    const gone = missing.get(n);
+    if (gone) {
+      result.uncovered.set(r.key, { reason: 'KILN_REP_UNCOVERED_TYPE_ONLY', detail: gone });
+      continue;
+    }
+    const found = new Map<BundleReason, string>();
+    const seen = new Set<string>();
+    const walk = (file: string) => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      for (const [reason, what] of chunkFlags.get(file) ?? []) if (!found.has(reason)) found.set(reason, what);
+      const c = chunks.get(file);
+      for (const d of [...(c?.imports ?? []), ...(c?.dynamicImports ?? [])]) walk(d);
+    };
+    walk(`${n}.js`);
+    const reason = REASON_ORDER.find((x) => found.has(x));
+    if (reason) result.uncovered.set(r.key, { reason, detail: `'${r.exported}' from ${rel(r.file)} reaches ${found.get(reason)!}` });
+    else keep.push(n);
+  }
+  if (!keep.length) return result;
+
+  // --- 2. payloads
+  const b = await rollup({ input: Object.fromEntries(keep.map((n) => [n, VIRTUAL + n])), plugins: [virtual(false)], external, preserveEntrySignatures: 'strict', onLog });
+  const { output } = await b.generate({
+    format: 'cjs',
+    exports: 'named',
+    sourcemap: false,
+    entryFileNames: '[name].js',
+    chunkFileNames: '[name]-[hash].js',
+    hoistTransitiveImports: false,
+    generatedCode: 'es2015',
+  });
+  await b.close();
+  const out = output.filter((o): o is OutputChunk => o.type === 'chunk').sort((x, y) => (x.fileName < y.fileName ? -1 : x.fileName > y.fileName ? 1 : 0));
+  result.payloads = out.map((c) => ({ name: c.fileName, code: c.code }));
+  for (const n of keep) result.covered.set(byName.get(n)!.key, out.findIndex((c) => c.fileName === `${n}.js`));
+  return result;
+}
+
+type LoadContext = { load: (o: { id: string }) => Promise<{ exportedBindings: Record<string, string[]> | null }>; resolve: (source: string, importer: string) => Promise<{ id: string; external: boolean | string } | null> };
+
+/** Whether the module `id` exports `name`, following its re-exports (`export *` never re-exports `default`). */
+async function exportsName(ctx: LoadContext, id: string, name: string, seen: Set<string>): Promise<boolean> {
+  if (seen.has(id)) return false;
+  seen.add(id);
+  const info = await ctx.load({ id });
+  const bindings = info.exportedBindings ?? {};
+  if (bindings['.']?.includes(name)) return true;
+  for (const [source, names] of Object.entries(bindings)) {
+    if (source === '.') continue;
+    if (names.includes(name)) return true;
+    if (name !== 'default' && names.includes('*')) {
+      const target = await ctx.resolve(source, id);
+      if (!target) continue;
+      if (target.external) return true; // another package's names are not enumerable here; rollup decides
+      if (await exportsName(ctx, target.id, name, seen)) return true;
+    }
+  }
+  return false;
+}
+
+interface Node {
+  type: string;
+  [key: string]: unknown;
+}
+
+const FUNCTIONS = new Set(['FunctionDeclaration', 'FunctionExpression', 'ArrowFunctionExpression']);
+
+/**
+ * What in one module's syntax a CommonJS payload cannot carry: `await` outside any function (top-level
+ * await), `require()` of a `.node` addon or of a computed specifier.
+ */
+function scanModule(program: Node, report: (reason: BundleReason, what: string) => void): void {
+  const visit = (node: Node, inFunction: boolean) => {
+    if (!inFunction && (node.type === 'AwaitExpression' || (node.type === 'ForOfStatement' && node.await === true))) {
+      report('KILN_REP_UNCOVERED_TOP_LEVEL_AWAIT', node.type === 'AwaitExpression' ? 'top-level await' : 'top-level for await');
+    }
+    if (node.type === 'CallExpression') {
+      const callee = node.callee as Node;
+      const arg = (node.arguments as Node[])[0];
+      if (callee.type === 'Identifier' && callee.name === 'require' && arg) {
+        if (arg.type === 'Literal' && typeof arg.value === 'string') {
+          if (arg.value.endsWith('.node')) report('KILN_REP_UNCOVERED_NATIVE_ADDON', `require('${arg.value}')`);
+        } else if (!(arg.type === 'TemplateLiteral' && (arg.expressions as Node[]).length === 0)) {
+          report('KILN_REP_UNCOVERED_DYNAMIC_IMPORT', 'a computed require()');
+        }
+      }
+    }
+    const inner = inFunction || FUNCTIONS.has(node.type);
+    for (const [k, v] of Object.entries(node)) {
+      if (k === 'type' || k === 'start' || k === 'end') continue;
+      if (Array.isArray(v)) for (const c of v) if (c && typeof c === 'object' && typeof (c as Node).type === 'string') visit(c as Node, inner);
+      if (v && typeof v === 'object' && !Array.isArray(v) && typeof (v as Node).type === 'string') visit(v as Node, inner);
+    }
+  };
+  visit(program, false);
+}

@@ -1,0 +1,152 @@
+/**
+ * The producer of a package's executable representation (SPEC §7, RFC 123): its public surface from
+ * kiln's facts (surface.ts), payloads bundled by rollup from its built ESM (bundle.ts), and explicit
+ * coverage for every surface identity. The binary encoding of the result is the runtime's (`kiln.rep`).
+ *
+ * Invariants:
+ * - every surface identity of the manifest's public surface has exactly one entry, covered or
+ *   uncovered with a registered KILN_REP_UNCOVERED_* reason and a one-line detail naming what was
+ *   found and where (package-relative); nothing else is indexed (no private declaration);
+ * - aliases, re-exports and facades of one declaration share its declaring identity and payload;
+ * - entries are sorted by surface in code-point order, payloads by name; the result depends on the
+ *   package's files only, not on where they are (no absolute path, byte-identical across clones);
+ * - the package is read, never written.
+ */
+import { readFile } from 'node:fs/promises';
+import { relative, resolve, sep } from 'node:path';
+import type { RepEntry, Representation } from '@kiln/runtime';
+import { diagnostic, KilnError, type Diagnostic } from '../diagnostics/diagnostic.js';
+import type { DiagnosticCode } from '../diagnostics/codes.js';
+import { REPRESENTATION_FORMAT } from '../version.js';
+import { builtEntries } from './built-entries.js';
+import { bundlePayloads, type BundleRequest } from './bundle.js';
+import { readPublicSurface, type SurfaceOptions } from './surface.js';
+
+export interface ProduceOptions extends SurfaceOptions {
+  /** The package directory (where package.json is); absolute, or relative to the current directory. */
+  packageRoot: string;
+  /** Diagnostics' file paths are relative to it (default: the package root). */
+  workspaceRoot?: string;
+}
+
+export interface ProduceResult {
+  representation: Representation;
+  diagnostics: Diagnostic[];
+}
+
+/** The Node.js version payloads need when the manifest states no simple lower bound. */
+export const DEFAULT_NODE_REQUIREMENT = '20.19.0';
+
+/** Capabilities every payload of this producer uses (RepRequirements.features). */
+export const REPRESENTATION_FEATURES = ['cjs-payloads'] as const;
+
+const PRODUCER = 'represent';
+
+/** Produce the executable representation of the built package at `packageRoot`. */
+export async function produceRepresentation(opts: ProduceOptions): Promise<ProduceResult> {
+  const root = resolve(opts.packageRoot);
+  const base = resolve(opts.workspaceRoot ?? root);
+  const inBase = (relToPackage: string) => relative(base, resolve(root, relToPackage)).split(sep).join('/');
+  let manifest: Record<string, unknown>;
+  try {
+    manifest = JSON.parse(await readFile(resolve(root, 'package.json'), 'utf8')) as Record<string, unknown>;
+    if (!manifest || typeof manifest !== 'object' || Array.isArray(manifest)) throw new Error('package.json is not an object');
+  } catch (e) {
+    throw new KilnError(diagnostic('KILN_READ_FAILED', `package.json of ${relative(base, root) || '.'}: ${(e as Error).message}`, { producer: PRODUCER, noLocation: 'the package has no readable manifest' }));
+  }
+  const surface = await readPublicSurface(root, { ...(opts.store !== undefined ? { store: opts.store } : {}), ...(opts.workers !== undefined ? { workers: opts.workers } : {}) });
+  const diagnostics: Diagnostic[] = [];
+  const built = builtEntries(root, manifest, surface.pkg.entries.map((e) => e.subpath));
+
+  type Cov = RepEntry['coverage'];
+  const coverage = new Map<string, Cov>(); // surface → coverage, for what is decided before bundling
+  const requests = new Map<string, BundleRequest>(); // declaring identity → what to bundle
+  const bundled: { surface: string; key: string }[] = [];
+  const uncovered = (reason: DiagnosticCode, detail: string): Cov => ({ covered: false, reason, detail });
+  for (const item of surface.items) {
+    const d = item.declaring;
+    if (!d) {
+      coverage.set(item.surface, uncovered('KILN_REP_UNCOVERED_FOREIGN_DECLARATION', `'${item.name}' is re-exported from ${item.foreign!.map((p) => `'${p}'`).join(', ')} by ${item.entrySource}`));
+      continue;
+    }
+    if (d.typeOnly) {
+      coverage.set(item.surface, uncovered('KILN_REP_UNCOVERED_TYPE_ONLY', `'${item.name}' is a ${d.kind === 'type' ? 'type alias' : d.kind} (${d.file}): no runtime value`));
+      continue;
+    }
+    const b = built.get(item.entry);
+    if (!b || !b.ok) {
+      const paths = b?.paths.length ? b.paths.join(', ') : 'no JavaScript path';
+      coverage.set(
+        item.surface,
+        b && b.why === 'commonjs'
+          ? uncovered('KILN_REP_UNCOVERED_COMMONJS_BUILD', `entry '${item.entry}' has only a CommonJS build (${paths}); @rollup/plugin-commonjs is not installed`)
+          : uncovered('KILN_REP_UNCOVERED_NO_BUILD_OUTPUT', `entry '${item.entry}' names ${paths}, which does not exist (build the package first)`),
+      );
+      continue;
+    }
+    // One virtual entry per declaring identity: the first surface (in order) that reaches it names it.
+    if (!requests.has(d.identity)) requests.set(d.identity, { key: d.identity, file: b.file, exported: item.name });
+    bundled.push({ surface: item.surface, key: d.identity });
+  }
+
+  let bundle: Awaited<ReturnType<typeof bundlePayloads>>;
+  try {
+    bundle = await bundlePayloads(root, [...requests.values()]);
+  } catch (e) {
+    // Rollup refused the whole build for a reason the analysis does not know: every entry it was
+    // asked for is uncovered, with rollup's own message; the rest of the surface stands.
+    const message = String((e as Error).message ?? e).split(root + sep).join('').split(root).join('.').split('\n')[0]!;
+    bundle = { payloads: [], covered: new Map(), uncovered: new Map([...requests.keys()].map((k) => [k, { reason: 'KILN_REP_UNCOVERED_BUNDLE_FAILED' as const, detail: `rollup: ${message}` }])), warnings: [] };
+  }
+  for (const { surface: s, key } of bundled) {
+    const p = bundle.covered.get(key);
+    if (p !== undefined) coverage.set(s, { covered: true, payload: p, export: 'value' });
+    else coverage.set(s, uncovered(bundle.uncovered.get(key)!.reason, bundle.uncovered.get(key)!.detail));
+  }
+
+  const entries: RepEntry[] = surface.items.map((item) => ({
+    surface: item.surface,
+    declaring: item.declaring?.identity ?? `ext:${item.foreign![0]}#${item.name}`,
+    kind: item.declaring?.kind ?? 'foreign',
+    coverage: coverage.get(item.surface)!,
+  }));
+
+  // What a reader must act on: uncovered for a reason other than design (types, other packages).
+  for (const e of entries) {
+    if (e.coverage.covered || e.coverage.reason === 'KILN_REP_UNCOVERED_TYPE_ONLY' || e.coverage.reason === 'KILN_REP_UNCOVERED_FOREIGN_DECLARATION') continue;
+    diagnostics.push(diagnostic(e.coverage.reason as DiagnosticCode, `${e.surface}: ${e.coverage.detail}`, { producer: PRODUCER, file: inBase('package.json') }));
+  }
+  for (const s of surface.starForeign) {
+    diagnostics.push(diagnostic('KILN_REP_UNCOVERED_FOREIGN_DECLARATION', `entry '${s.entry}' (${s.entrySource}) re-exports everything of ${s.packages.map((p) => `'${p}'`).join(', ')}: those names are not listed, their declaring packages own them`, { producer: PRODUCER, file: inBase(s.entrySource || 'package.json') }));
+  }
+
+  const version = typeof manifest.version === 'string' ? manifest.version : '0.0.0';
+  const representation: Representation = {
+    header: {
+      format: REPRESENTATION_FORMAT,
+      producer: `@kiln/core ${await coreVersion()}`,
+      package: surface.pkg.name,
+      version,
+      requirements: { node: nodeRequirement(manifest), features: [...REPRESENTATION_FEATURES] },
+    },
+    entries,
+    payloads: bundle.payloads,
+  };
+  return { representation, diagnostics };
+}
+
+/** The lower bound of `engines.node` when it is a simple `>=x[.y[.z]]` range, else DEFAULT_NODE_REQUIREMENT. */
+export function nodeRequirement(manifest: Record<string, unknown>): string {
+  const engines = manifest.engines as Record<string, unknown> | undefined;
+  const range = typeof engines?.node === 'string' ? engines.node.trim() : '';
+  const m = /^>=\s*v?(\d+)(?:\.(\d+))?(?:\.(\d+))?$/.exec(range);
+  return m ? `${m[1]}.${m[2] ?? 0}.${m[3] ?? 0}` : DEFAULT_NODE_REQUIREMENT;
+}
+
+let versionRead: Promise<string> | undefined;
+/** @kiln/core's own version, read on first use (no I/O at import time). */
+function coreVersion(): Promise<string> {
+  return (versionRead ??= readFile(new URL('../../package.json', import.meta.url), 'utf8')
+    .then((t) => String((JSON.parse(t) as { version?: unknown }).version ?? '0.0.0'))
+    .catch(() => '0.0.0'));
+}
