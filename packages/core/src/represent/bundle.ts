@@ -33,10 +33,12 @@ const REASON_ORDER: BundleReason[] = ['KILN_REP_UNCOVERED_TOP_LEVEL_AWAIT', 'KIL
 export interface BundleRequest {
   /** The declaring identity (one virtual entry each). */
   key: string;
-  /** Absolute path of the built ESM file the name is exported from. */
-  file: string;
-  /** The name that file exports it as. */
-  exported: string;
+  /**
+   * Where the value is exported, best first: the declaring module's own built file (so the payload
+   * evaluates that module and what it imports, not every sibling a facade re-exports), then the
+   * entry's built file with the surface's name. The first that exports the name is bundled.
+   */
+  candidates: { file: string; exported: string }[];
 }
 
 export interface BundleResult {
@@ -69,6 +71,7 @@ export async function bundlePayloads(packageRoot: string, requests: BundleReques
     if (!m.has(reason)) m.set(reason, what);
   };
   const missing = new Map<string, string>(); // entry name → detail
+  const chosen = new Map<string, { file: string; exported: string }>(); // entry name → the candidate bundled
   const analysis: Plugin = {
     name: 'kiln-rep-analysis',
     moduleParsed(info) {
@@ -96,14 +99,22 @@ export async function bundlePayloads(packageRoot: string, requests: BundleReques
     },
     async load(id) {
       if (!id.startsWith(VIRTUAL)) return null;
-      const r = byName.get(id.slice(VIRTUAL.length))!;
-      if (analysing && !(await exportsName(this, r.file, r.exported, new Set()))) {
-        // A value declaration the built JS does not export: `declare`d, or erased (const enum).
-        missing.set(entryName(r.key), `'${r.exported}' is not exported by ${rel(r.file)} (declare, or erased by the compiler)`);
-        return 'export const value = undefined;';
+      const n = id.slice(VIRTUAL.length);
+      const r = byName.get(n)!;
+      if (analysing) {
+        let pick: { file: string; exported: string } | undefined;
+        for (const c of r.candidates) if (!pick && (await exportsName(this, c.file, c.exported, new Set()))) pick = c;
+        if (!pick) {
+          // A value declaration the built JS does not export: `declare`d, or erased (const enum).
+          const last = r.candidates[r.candidates.length - 1]!;
+          missing.set(n, `'${last.exported}' is not exported by ${rel(last.file)} (declare, or erased by the compiler)`);
+          return 'export const value = undefined;';
+        }
+        chosen.set(n, pick);
       }
-      const spec = IDENT.test(r.exported) ? r.exported : JSON.stringify(r.exported);
-      return `export { ${spec} as value } from ${JSON.stringify(r.file)};`;
+      const c = chosen.get(n)!;
+      const spec = IDENT.test(c.exported) ? c.exported : JSON.stringify(c.exported);
+      return `export { ${spec} as value } from ${JSON.stringify(c.file)};`;
     },
     transform(code, id) {
       // The build's own trailers name files and builds, not behaviour: never in a payload.
@@ -151,7 +162,8 @@ export async function bundlePayloads(packageRoot: string, requests: BundleReques
     };
     walk(`${n}.js`);
     const reason = REASON_ORDER.find((x) => found.has(x));
-    if (reason) result.uncovered.set(r.key, { reason, detail: `'${r.exported}' from ${rel(r.file)} reaches ${found.get(reason)!}` });
+    const c = chosen.get(n)!;
+    if (reason) result.uncovered.set(r.key, { reason, detail: `'${c.exported}' of ${rel(c.file)} reaches ${found.get(reason)!}` });
     else keep.push(n);
   }
   if (!keep.length) return result;

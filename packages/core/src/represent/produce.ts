@@ -12,6 +12,7 @@
  *   package's files only, not on where they are (no absolute path, byte-identical across clones);
  * - the package is read, never written.
  */
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { relative, resolve, sep } from 'node:path';
 import type { RepEntry, Representation } from '@kiln/runtime';
@@ -85,7 +86,10 @@ export async function produceRepresentation(opts: ProduceOptions): Promise<Produ
       continue;
     }
     // One virtual entry per declaring identity: the first surface (in order) that reaches it names it.
-    if (!requests.has(d.identity)) requests.set(d.identity, { key: d.identity, file: b.file, exported: item.name });
+    if (!requests.has(d.identity)) {
+      const own = d.moduleLevel ? builtModuleOf(root, d.file, item.entrySource, b.rel) : undefined;
+      requests.set(d.identity, { key: d.identity, candidates: [...(own ? [{ file: own, exported: d.path }] : []), { file: b.file, exported: item.name }] });
+    }
     bundled.push({ surface: item.surface, key: d.identity });
   }
 
@@ -133,6 +137,28 @@ export async function produceRepresentation(opts: ProduceOptions): Promise<Produ
     payloads: bundle.payloads,
   };
   return { representation, diagnostics };
+}
+
+/**
+ * The built file of a source module, in the layout the entry's built file is in: the entry's source
+ * and built paths share a tail (`src/index.ts` ↔ `dist/index.js`), and the rest is the layout's
+ * directory (`src/` ↔ `dist/`) and extension. Undefined when it does not exist.
+ */
+function builtModuleOf(root: string, declFile: string, entrySource: string, entryBuilt: string): string | undefined {
+  const stem = (p: string) => p.replace(/\.(d\.)?[mc]?[jt]sx?$/, '');
+  const src = stem(entrySource).split('/');
+  const out = stem(entryBuilt).split('/');
+  let k = 0;
+  while (k < src.length && k < out.length && src[src.length - 1 - k] === out[out.length - 1 - k]) k++;
+  if (k === 0) return undefined;
+  const srcDir = src.slice(0, src.length - k).join('/');
+  const outDir = out.slice(0, out.length - k).join('/');
+  const d = stem(declFile);
+  if (srcDir && !d.startsWith(`${srcDir}/`)) return undefined;
+  const restPath = srcDir ? d.slice(srcDir.length + 1) : d;
+  const ext = /\.[mc]?js$/.exec(entryBuilt)?.[0] ?? '.js';
+  const file = resolve(root, outDir, `${restPath}${/\.mts$/.test(declFile) ? '.mjs' : ext}`);
+  return existsSync(file) ? file : undefined;
 }
 
 /** The lower bound of `engines.node` when it is a simple `>=x[.y[.z]]` range, else DEFAULT_NODE_REQUIREMENT. */

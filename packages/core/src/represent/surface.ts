@@ -40,6 +40,9 @@ export interface SurfaceDeclaring {
   kind: DeclKind;
   /** Package-relative source file (provenance only). */
   file: string;
+  /** Declaration path in its module (`add`, `default`); a module-level declaration's local name. */
+  path: string;
+  moduleLevel: boolean;
   /** Every declaration the name reaches is an interface or type alias. */
   typeOnly: boolean;
 }
@@ -108,7 +111,7 @@ export async function readPublicSurface(packageRoot: string, options: SurfaceOpt
       if (!decls.length) continue; // cannot happen: the report's surfaces come from the same tables
       const sorted = [...decls].sort((a, b) => rank(a.kind) - rank(b.kind) || (a.identity < b.identity ? -1 : a.identity > b.identity ? 1 : 0));
       const first = sorted[0]!;
-      items.push({ surface, entry, name, entrySource, declaring: { identity: first.identity, kind: first.kind, file: first.span.file, typeOnly: sorted.every((d) => TYPE_KINDS.has(d.kind)) } });
+      items.push({ surface, entry, name, entrySource, declaring: { identity: first.identity, kind: first.kind, file: first.span.file, path: first.path, moduleLevel: !!first.module_level, typeOnly: sorted.every((d) => TYPE_KINDS.has(d.kind)) } });
     }
     for (const [name, pkgs] of table.external) {
       if (table.names.has(name)) continue;
