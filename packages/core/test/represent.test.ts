@@ -265,6 +265,59 @@ describe('produceRepresentation: a built package', () => {
   });
 });
 
+describe('produceRepresentation: what a payload cannot carry, one entry at a time', () => {
+  let root: string;
+  let rep: Representation;
+  const reason = (name: string) => {
+    const c = rep.entries.find((e) => e.surface === `@fx/edge#${name}`)!.coverage;
+    return c.covered ? 'covered' : c.reason;
+  };
+
+  beforeAll(async () => {
+    root = realpathSync(tempDir('rep-edge'));
+    await buildPackage(
+      root,
+      {
+        'src/plain.ts': 'export function one(): number { return 1; }\n',
+        'src/lazy.ts': "export async function lazy(): Promise<number> { const m = await import('./plain.js'); return m.one(); }\n",
+        'src/native.ts': 'export function nat(): number { return 1; }\n',
+        'src/computed.ts': 'export function comp(n: string): unknown { return n; }\n',
+        'src/broken.ts': 'export function bad(): number { return 1; }\n',
+        'src/index.ts': ["export * from './plain.js';", "export * from './lazy.js';", "export * from './native.js';", "export * from './computed.js';", "export * from './broken.js';"].join('\n'),
+      },
+      { name: '@fx/edge', version: '1.0.0', type: 'module', exports: { '.': './dist/index.js' } },
+    );
+    // What other build tools may write: a native addon, a computed require, a file rollup cannot parse.
+    writeFileSync(join(root, 'dist/native.js'), "import addon from './addon.node';\nexport function nat() { return addon.x; }\n");
+    writeFileSync(join(root, 'dist/computed.js'), 'export function comp(n) { return require(n); }\n');
+    writeFileSync(join(root, 'dist/broken.js'), 'export function bad() { return 1 +; }\n');
+    ({ representation: rep } = await produceRepresentation({ packageRoot: root, store: false, workers: 0 }));
+  });
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+  it('gives each its reason and still covers the rest', () => {
+    expect(reason('lazy')).toBe('KILN_REP_UNCOVERED_DYNAMIC_IMPORT');
+    expect(reason('comp')).toBe('KILN_REP_UNCOVERED_DYNAMIC_IMPORT');
+    expect(reason('nat')).toBe('KILN_REP_UNCOVERED_NATIVE_ADDON');
+    expect(reason('bad')).toBe('KILN_REP_UNCOVERED_BUNDLE_FAILED');
+    expect(reason('one')).toBe('covered');
+    expect((loader(rep, root)('@fx/edge#one') as () => number)()).toBe(1);
+    for (const e of rep.entries) if (!e.coverage.covered) expect(e.coverage.detail, e.surface).toMatch(/dist\/(lazy|computed|native|broken)\.js/);
+    expect(JSON.stringify(rep)).not.toContain(root);
+  });
+
+  it('marks a CommonJS-only build uncovered (no @rollup/plugin-commonjs here)', async () => {
+    const cjs = realpathSync(tempDir('rep-cjs'));
+    try {
+      await buildPackage(cjs, { 'src/index.ts': 'export function f(): number { return 1; }\n' }, { name: '@fx/cjs', version: '1.0.0', main: './dist/index.js' });
+      const { representation } = await produceRepresentation({ packageRoot: cjs, store: false, workers: 0 });
+      expect(representation.entries.map((e) => [e.surface, e.coverage.covered ? 'covered' : e.coverage.reason])).toEqual([['@fx/cjs#f', 'KILN_REP_UNCOVERED_COMMONJS_BUILD']]);
+    } finally {
+      rmSync(cjs, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('produceRepresentation: 400 exports', () => {
   it('produces a 400-export package (time printed, not asserted)', async () => {
     const root = realpathSync(tempDir('rep-400'));

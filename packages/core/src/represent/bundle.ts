@@ -45,7 +45,7 @@ export interface BundleResult {
   payloads: RepPayload[];
   /** Declaring identity → index of its entry payload. */
   covered: Map<string, number>;
-  uncovered: Map<string, { reason: BundleReason; detail: string }>;
+  uncovered: Map<string, { reason: BundleReason | 'KILN_REP_UNCOVERED_BUNDLE_FAILED'; detail: string }>;
   /** Rollup's warnings, package-relative (for diagnostics). */
   warnings: string[];
 }

@@ -20,7 +20,7 @@ import { diagnostic, KilnError, type Diagnostic } from '../diagnostics/diagnosti
 import type { DiagnosticCode } from '../diagnostics/codes.js';
 import { REPRESENTATION_FORMAT } from '../version.js';
 import { builtEntries } from './built-entries.js';
-import { bundlePayloads, type BundleRequest } from './bundle.js';
+import { bundlePayloads, type BundleRequest, type BundleResult } from './bundle.js';
 import { readPublicSurface, type SurfaceOptions } from './surface.js';
 
 export interface ProduceOptions extends SurfaceOptions {
@@ -93,15 +93,7 @@ export async function produceRepresentation(opts: ProduceOptions): Promise<Produ
     bundled.push({ surface: item.surface, key: d.identity });
   }
 
-  let bundle: Awaited<ReturnType<typeof bundlePayloads>>;
-  try {
-    bundle = await bundlePayloads(root, [...requests.values()]);
-  } catch (e) {
-    // Rollup refused the whole build for a reason the analysis does not know: every entry it was
-    // asked for is uncovered, with rollup's own message; the rest of the surface stands.
-    const message = String((e as Error).message ?? e).split(root + sep).join('').split(root).join('.').split('\n')[0]!;
-    bundle = { payloads: [], covered: new Map(), uncovered: new Map([...requests.keys()].map((k) => [k, { reason: 'KILN_REP_UNCOVERED_BUNDLE_FAILED' as const, detail: `rollup: ${message}` }])), warnings: [] };
-  }
+  const bundle = await bundleIsolating(root, [...requests.values()]);
   for (const { surface: s, key } of bundled) {
     const p = bundle.covered.get(key);
     if (p !== undefined) coverage.set(s, { covered: true, payload: p, export: 'value' });
@@ -137,6 +129,34 @@ export async function produceRepresentation(opts: ProduceOptions): Promise<Produ
     payloads: bundle.payloads,
   };
   return { representation, diagnostics };
+}
+
+/**
+ * Bundle, and when rollup refuses the whole build for a reason the analysis does not know (a syntax it
+ * cannot parse, a missing export it cannot shim), find the entries that cause it by bundling each
+ * alone, mark those uncovered with rollup's own message, and bundle the rest: one entry that cannot
+ * be bundled never makes the others uncovered. The isolation costs one build per entry, only then.
+ */
+async function bundleIsolating(root: string, requests: BundleRequest[]): Promise<BundleResult> {
+  const messageOf = (e: unknown) => String((e as Error)?.message ?? e).split(root + sep).join('').split(root).join('.').split('\n')[0]!;
+  try {
+    return await bundlePayloads(root, requests);
+  } catch (whole) {
+    const failed = new Map<string, { reason: 'KILN_REP_UNCOVERED_BUNDLE_FAILED'; detail: string }>();
+    for (const r of requests) {
+      try {
+        await bundlePayloads(root, [r]);
+      } catch (e) {
+        failed.set(r.key, { reason: 'KILN_REP_UNCOVERED_BUNDLE_FAILED', detail: `rollup: ${messageOf(e)}` });
+      }
+    }
+    // Only together do they fail (rollup's error is about the build, not one entry): all uncovered.
+    if (!failed.size) for (const r of requests) failed.set(r.key, { reason: 'KILN_REP_UNCOVERED_BUNDLE_FAILED', detail: `rollup: ${messageOf(whole)}` });
+    const rest = requests.filter((r) => !failed.has(r.key));
+    const result = rest.length ? await bundleIsolating(root, rest) : { payloads: [], covered: new Map(), uncovered: new Map(), warnings: [] };
+    for (const [k, v] of failed) result.uncovered.set(k, v);
+    return result;
+  }
 }
 
 /**
