@@ -49,6 +49,17 @@ export function here(): string { return (import.meta as unknown as { url: string
 const base = await Promise.resolve(41);
 export function answer(): number { return base + 1; }
 `,
+  'src/registry.ts': `
+export const registry: string[] = [];
+export function registered(): string[] { return [...registry]; }
+`,
+  'src/plugins.ts': `
+import { registry } from './registry.js';
+registry.push('plugin-a');
+`,
+  'src/later.ts': `
+export { answer } from './tla.js';
+`,
   'src/usesdep.ts': `
 import { twice } from 'dep';
 export function quad(x: number): number { return twice(twice(x)); }
@@ -59,7 +70,8 @@ export { add as plus } from './math.js';
 export { increment, count } from './counter.js';
 export * from './shapes.js';
 export { here } from './meta.js';
-export { answer } from './tla.js';
+import './plugins.js';
+export { registered } from './registry.js';
 export { quad } from './usesdep.js';
 export { twice } from 'dep';
 `,
@@ -80,6 +92,7 @@ const MANIFEST = {
   exports: {
     '.': { types: './dist/index.d.ts', import: './dist/index.js' },
     './sub': { types: './dist/sub.d.ts', import: './dist/sub.js' },
+    './later': { types: './dist/later.d.ts', import: './dist/later.js' },
   },
   dependencies: { dep: '1.0.0' },
 };
@@ -150,8 +163,8 @@ describe('produceRepresentation: a built package', () => {
   it('indexes exactly the public surface, sorted, each entry covered or uncovered with a reason', () => {
     const surfaces = rep.entries.map((e) => e.surface);
     expect(surfaces).toEqual([...surfaces].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
-    const names = ['Id', 'Point', 'Shape', 'add', 'ambient', 'answer', 'config', 'count', 'div', 'here', 'increment', 'plus', 'quad', 'twice'];
-    expect(surfaces).toEqual([...names.map((n) => `${PKG}#${n}`), `${PKG}/sub#add`, `${PKG}/sub#current`, `${PKG}/sub#div`].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+    const names = ['Id', 'Point', 'Shape', 'add', 'ambient', 'config', 'count', 'div', 'here', 'increment', 'plus', 'quad', 'registered', 'twice'];
+    expect(surfaces).toEqual([...names.map((n) => `${PKG}#${n}`), `${PKG}/later#answer`, `${PKG}/sub#add`, `${PKG}/sub#current`, `${PKG}/sub#div`].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
     for (const e of rep.entries) {
       if (!e.coverage.covered) {
         expect(e.coverage.reason).toMatch(/^KILN_REP_UNCOVERED_[A-Z_]+$/);
@@ -178,11 +191,11 @@ describe('produceRepresentation: a built package', () => {
     expect(cov(`${PKG}#ambient`)).toMatchObject({ covered: false, reason: 'KILN_REP_UNCOVERED_TYPE_ONLY' });
     expect(cov(`${PKG}#here`)).toMatchObject({ covered: false, reason: 'KILN_REP_UNCOVERED_IMPORT_META' });
     expect((cov(`${PKG}#here`) as { detail: string }).detail).toContain('dist/meta.js');
-    expect(cov(`${PKG}#answer`)).toMatchObject({ covered: false, reason: 'KILN_REP_UNCOVERED_TOP_LEVEL_AWAIT' });
-    expect((cov(`${PKG}#answer`) as { detail: string }).detail).toContain('dist/tla.js');
+    expect(cov(`${PKG}/later#answer`)).toMatchObject({ covered: false, reason: 'KILN_REP_UNCOVERED_TOP_LEVEL_AWAIT' });
+    expect((cov(`${PKG}/later#answer`) as { detail: string }).detail).toContain('dist/tla.js');
     expect(cov(`${PKG}#twice`)).toMatchObject({ covered: false, reason: 'KILN_REP_UNCOVERED_FOREIGN_DECLARATION' });
     expect((cov(`${PKG}#twice`) as { detail: string }).detail).toContain("'dep'");
-    for (const s of ['add', 'div', 'plus', 'increment', 'count', 'Point', 'config', 'quad']) expect(cov(`${PKG}#${s}`)?.covered, s).toBe(true);
+    for (const s of ['add', 'div', 'plus', 'increment', 'count', 'Point', 'config', 'quad', 'registered']) expect(cov(`${PKG}#${s}`)?.covered, s).toBe(true);
     // The uncovered-by-accident ones are reported; the by-design ones (types, other packages) are not.
     expect(diagnostics.map((d) => d.code).sort()).toEqual(['KILN_REP_UNCOVERED_IMPORT_META', 'KILN_REP_UNCOVERED_TOP_LEVEL_AWAIT']);
   });
@@ -198,6 +211,9 @@ describe('produceRepresentation: a built package', () => {
     for (const args of [[6, 3], [1, 0], [0, 0]]) expect(outcome(() => fn(`${PKG}#div`)(...args))).toBe(outcome(() => (built.div as (...a: unknown[]) => unknown)(...args)));
     expect(outcome(() => fn(`${PKG}#div`)(1, 0))).toBe('throw:RangeError:division by zero');
     for (const x of [0, 3, -7]) expect(outcome(() => fn(`${PKG}#quad`)(x))).toBe(outcome(() => (built.quad as (x: number) => number)(x)));
+    // A side effect of a module the entry imports (a registry filled at import): the payload ran it too.
+    expect(outcome(() => fn(`${PKG}#registered`)())).toBe(outcome(() => (built.registered as () => unknown)()));
+    expect(outcome(() => fn(`${PKG}#registered`)())).toBe('ok:["plugin-a"]');
     const P = load(`${PKG}#Point`) as new (x: number, y: number) => { norm(): number; x: number };
     const BP = built.Point as typeof P;
     expect(outcome(() => new P(3, 4).norm())).toBe(outcome(() => new BP(3, 4).norm()));
@@ -269,7 +285,7 @@ describe('produceRepresentation: what a payload cannot carry, one entry at a tim
   let root: string;
   let rep: Representation;
   const reason = (name: string) => {
-    const c = rep.entries.find((e) => e.surface === `@fx/edge#${name}`)!.coverage;
+    const c = rep.entries.find((e) => e.surface === `@fx/edge${name.startsWith('/') ? '' : '#'}${name}`)!.coverage;
     return c.covered ? 'covered' : c.reason;
   };
 
@@ -283,9 +299,11 @@ describe('produceRepresentation: what a payload cannot carry, one entry at a tim
         'src/native.ts': 'export function nat(): number { return 1; }\n',
         'src/computed.ts': 'export function comp(n: string): unknown { return n; }\n',
         'src/broken.ts': 'export function bad(): number { return 1; }\n',
-        'src/index.ts': ["export * from './plain.js';", "export * from './lazy.js';", "export * from './native.js';", "export * from './computed.js';", "export * from './broken.js';"].join('\n'),
+        // A problem inside a function body is the export's own; one at module level is every importer's
+        // (import() of the entry evaluates it), so those two live behind entries of their own.
+        'src/index.ts': ["export * from './plain.js';", "export * from './lazy.js';", "export * from './computed.js';"].join('\n'),
       },
-      { name: '@fx/edge', version: '1.0.0', type: 'module', exports: { '.': './dist/index.js' } },
+      { name: '@fx/edge', version: '1.0.0', type: 'module', exports: { '.': './dist/index.js', './native': './dist/native.js', './broken': './dist/broken.js' } },
     );
     // What other build tools may write: a native addon, a computed require, a file rollup cannot parse.
     writeFileSync(join(root, 'dist/native.js'), "import addon from './addon.node';\nexport function nat() { return addon.x; }\n");
@@ -298,8 +316,8 @@ describe('produceRepresentation: what a payload cannot carry, one entry at a tim
   it('gives each its reason and still covers the rest', () => {
     expect(reason('lazy')).toBe('KILN_REP_UNCOVERED_DYNAMIC_IMPORT');
     expect(reason('comp')).toBe('KILN_REP_UNCOVERED_DYNAMIC_IMPORT');
-    expect(reason('nat')).toBe('KILN_REP_UNCOVERED_NATIVE_ADDON');
-    expect(reason('bad')).toBe('KILN_REP_UNCOVERED_BUNDLE_FAILED');
+    expect(reason('/native#nat')).toBe('KILN_REP_UNCOVERED_NATIVE_ADDON');
+    expect(reason('/broken#bad')).toBe('KILN_REP_UNCOVERED_BUNDLE_FAILED');
     expect(reason('one')).toBe('covered');
     expect((loader(rep, root)('@fx/edge#one') as () => number)()).toBe(1);
     for (const e of rep.entries) if (!e.coverage.covered) expect(e.coverage.detail, e.surface).toMatch(/dist\/(lazy|computed|native|broken)\.js/);

@@ -34,9 +34,10 @@ export interface BundleRequest {
   /** The declaring identity (one virtual entry each). */
   key: string;
   /**
-   * Where the value is exported, best first: the declaring module's own built file (so the payload
-   * evaluates that module and what it imports, not every sibling a facade re-exports), then the
-   * entry's built file with the surface's name. The first that exports the name is bundled.
+   * Where the value is exported, best first: the entry's built file with the surface's name (so the
+   * payload evaluates what `import()` of the entry evaluates: the side effects of every module the
+   * entry imports, tree-shaken only where rollup proves them free of effects), then the declaring
+   * module's own built file. The first that exports the name is bundled.
    */
   candidates: { file: string; exported: string }[];
 }

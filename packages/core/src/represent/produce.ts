@@ -86,9 +86,13 @@ export async function produceRepresentation(opts: ProduceOptions): Promise<Produ
       continue;
     }
     // One virtual entry per declaring identity: the first surface (in order) that reaches it names it.
+    // Bundled from that entry's built file, as `import()` of the entry evaluates it: the side effects of
+    // the modules the entry imports (a registry filled, a prototype patched) are in the payload too,
+    // so the export behaves as it does for an importer. The declaring module's own file is the
+    // fallback for a name the entry's file does not export by that spelling.
     if (!requests.has(d.identity)) {
       const own = d.moduleLevel ? builtModuleOf(root, d.file, item.entrySource, b.rel) : undefined;
-      requests.set(d.identity, { key: d.identity, candidates: [...(own ? [{ file: own, exported: d.path }] : []), { file: b.file, exported: item.name }] });
+      requests.set(d.identity, { key: d.identity, candidates: [{ file: b.file, exported: item.name }, ...(own ? [{ file: own, exported: d.path }] : [])] });
     }
     bundled.push({ surface: item.surface, key: d.identity });
   }
