@@ -2,9 +2,11 @@
  * The kiln `build` executor: compiles a TypeScript library into what its package.json publishes —
  * every layout its `exports`/`main`/`module`/`types`/`bin` name (ESM and CommonJS, `.d.ts`/`.d.cts`),
  * JavaScript without non-meaningful comments, `.d.ts` with JSDoc, source maps; tests and tool configs
- * left out — into the target's declared outputs, every JS file with a debug ID. Thin: normalise the
- * options, make one core call (`compileProject`, packages/core/src/compile/), put the debug artifacts
- * into the local store (`ingestProjectOutputs`), print the diagnostics, return `{ success }`.
+ * left out — into the target's declared outputs, every JS file with a debug ID, and the package's
+ * executable representation (kiln.rep) beside its main entry. Thin: normalise the options, make one
+ * core call (`compileProject`, packages/core/src/compile/), put the debug artifacts into the local
+ * store (`ingestProjectOutputs`), write the representation (`writeRepresentation`), print the
+ * diagnostics, return `{ success }`.
  *
  * No custom hasher (deprecated in Nx 24, removed in Nx 25): the kiln unit key reaches Nx's task hash
  * through the `kilnKey` option, which Nx hashes up front like every option; the executor ignores it.
@@ -15,7 +17,23 @@
  * `KILN_TRACE=FILE` appends the task's timeline to FILE (`taskTrace`, ../lib/trace.ts).
  */
 import type { ExecutorContext } from '@nx/devkit';
-import { compileProject, defaultStoreDir, diagnostic, formatEnvelopeText, ingestProjectOutputs, recordBuilt, resolveBuildOutputs, toEnvelope, type BuildDiagnostic, type CompileOptions } from '@kiln/core';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import {
+  compileProject,
+  defaultStoreDir,
+  describeWritten,
+  diagnostic,
+  formatEnvelopeText,
+  ingestProjectOutputs,
+  KilnError,
+  recordBuilt,
+  resolveBuildOutputs,
+  toEnvelope,
+  writeRepresentation,
+  type BuildDiagnostic,
+  type CompileOptions,
+} from '@kiln/core';
 import type { BuildExecutorSchema } from './schema.js';
 import { outputsCover } from '../lib/outputs.js';
 import { taskTrace } from '../lib/trace.js';
@@ -79,11 +97,29 @@ async function build(options: BuildExecutorSchema, context: ExecutorContext): Pr
   // local debug store by debug ID. A failure is a warning: the build's outputs are already right.
   const debug = await ingestProjectOutputs({ storeDir: defaultStoreDir(), workspaceRoot: o.workspaceRoot, projectRoot: o.projectRoot, files: result.emitted });
   for (const d of debug.diagnostics) console.warn(formatBuildDiagnostic(d));
+  // The executable representation (SPEC §7): from this build's output and kiln's facts, into the
+  // target's outputs beside the main entry's JS, so a cache hit restores it with the JS it describes.
+  let represented = '';
+  if (o.representation && existsSync(join(o.projectRoot, 'package.json'))) {
+    try {
+      const w = await writeRepresentation({ packageRoot: o.projectRoot, workspaceRoot: o.workspaceRoot });
+      for (const d of w.diagnostics) console.warn(formatBuildDiagnostic(d));
+      if (o.declaredOutputs && !checkCovered(o.declaredOutputs, dirname(w.file))) {
+        console.error(`kiln build ${project} failed: ${w.file} is outside the target's outputs, so Nx would restore the JS without it (set the executor option "representation": false to build none).`);
+        return { success: false };
+      }
+      represented = `; ${describeWritten(w)}`;
+    } catch (e) {
+      // A package may ship no representation (RFC 123); the JS and .d.ts are already right.
+      const d = e instanceof KilnError ? e.diagnostic : diagnostic('KILN_REP_PRODUCE_FAILED', `${project}: ${(e as Error).message}`, { producer: 'build' });
+      console.warn(formatBuildDiagnostic(d));
+    }
+  }
   const layouts = result.layouts.filter((l) => l.kind === 'js').map((l) => `${l.format === 'esm' ? 'ESM' : 'CommonJS'} ${l.dir}/*${l.ext}`);
   console.log(
     `kiln build ${project}: ${result.emitted.length} files into ${result.outputDirs.join(', ')} (${layouts.join(', ')}; TypeScript ${result.typescript.version}, ${result.tsconfig}${
       result.excluded.length ? `; ${result.excluded.length} test/config file${result.excluded.length === 1 ? '' : 's'} not built` : ''
-    })`,
+    })${represented}`,
   );
   return { success: true };
 }

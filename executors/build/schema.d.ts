@@ -15,6 +15,8 @@ export interface BuildExecutorSchema {
   exports?: boolean;
   /** Globs of files (relative to the project root) not compiled or emitted (default: tests and tool configs). */
   exclude?: string[];
+  /** Write the package's executable representation, kiln.rep, from the build's output (default true). */
+  representation?: boolean;
   /** The kiln unit key, filled in by the plugin; hashed by Nx, ignored by the executor. */
   kilnKey?: string;
 }

@@ -20,6 +20,8 @@ export interface NormalizedBuildOptions {
   formats?: ('esm' | 'cjs')[];
   /** Read package.json's entry points (default true). */
   exports: boolean;
+  /** Write kiln.rep after the build (SPEC §7). */
+  representation: boolean;
   /** Globs of files not compiled or emitted (undefined: core's DEFAULT_BUILD_EXCLUDE). */
   exclude?: string[];
   /** The target's declared outputs, workspace-relative, tokens resolved (negations and globs kept as written). */
@@ -38,6 +40,7 @@ export function normalizeOptions(options: BuildExecutorSchema, context: Executor
     projectRoot,
     deleteOutputPath: options.deleteOutputPath ?? true,
     exports: options.exports ?? true,
+    representation: options.representation ?? true,
   };
   if (options.formats?.length) out.formats = [...new Set(options.formats)];
   if (options.exclude) out.exclude = [...options.exclude];

@@ -34,6 +34,8 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
   if (argv[0] === 'affected') (await import('./commands/affected.js')).registerAffected(program, io, setExit);
   // `kiln symbolicate` (what someone runs on a crash) loads the debug stage alone, likewise.
   else if (argv[0] === 'symbolicate') (await import('./commands/symbolicate.js')).registerSymbolicate(program, io, setExit);
+  // `kiln call` (a consumer's route into a package's representation) loads @kiln/runtime alone.
+  else if (argv[0] === 'call') (await import('./commands/call.js')).registerCall(program, io, setExit);
   else await registerAll(program, io, setExit);
 
   let trace: TraceSession | undefined;
@@ -76,7 +78,7 @@ export function jsonFormat(argv: readonly string[]): boolean {
 
 /** Every command, in the order `kiln --help` lists them. */
 async function registerAll(program: Command, io: Io, setExit: SetExit): Promise<void> {
-  const [digest, diff, keys, explainMiss, storeGc, affected, graphExport, graphQuery, mcp, explain, symbolicate, debugIds] = await Promise.all([
+  const [digest, diff, keys, explainMiss, storeGc, affected, graphExport, graphQuery, mcp, explain, symbolicate, debugIds, represent, call, inspect] = await Promise.all([
     import('./commands/digest.js'),
     import('./commands/diff.js'),
     import('./commands/keys.js'),
@@ -89,6 +91,9 @@ async function registerAll(program: Command, io: Io, setExit: SetExit): Promise<
     import('./commands/explain.js'),
     import('./commands/symbolicate.js'),
     import('./commands/debug-ids.js'),
+    import('./commands/represent.js'),
+    import('./commands/call.js'),
+    import('./commands/inspect.js'),
   ]);
   digest.registerDigest(program, io, setExit);
   diff.registerDiff(program, io, setExit);
@@ -98,6 +103,9 @@ async function registerAll(program: Command, io: Io, setExit: SetExit): Promise<
   affected.registerAffected(program, io, setExit);
   symbolicate.registerSymbolicate(program, io, setExit);
   debugIds.registerDebugIds(program, io);
+  represent.registerRepresent(program, io);
+  call.registerCall(program, io, setExit);
+  inspect.registerInspect(program, io, setExit);
 
   const graph = program.command('graph').description('the codegraph: a versioned JSONL record of files, modules, declarations, imports, references and calls');
   graphExport.registerGraphExport(graph, io, setExit);

@@ -60,6 +60,8 @@ export { contextPack, explainContext, formatExplanationText, type ContextRequest
 
 // represent/: the executable representation of a built package's public surface (SPEC §7).
 export { produceRepresentation, nodeRequirement, type ProduceOptions, type ProduceResult } from './represent/produce.js';
+export { describeWritten, writeRepresentation, type WrittenRepresentation } from './represent/write.js';
+export { readPublicSurface, type PublicSurface } from './represent/surface.js';
 
 // debug artifacts: debug IDs, the debug store, symbolication (SPEC §8)
 // (the rest of the stage is the `@kiln/core/debug` entry: symbolication, the runtime hook, the store's records)

@@ -1,0 +1,78 @@
+/**
+ * `kiln call <pkg>#<export> [--args JSON]`: call a covered export of an installed package through its
+ * executable representation (SPEC §7) — the package's JS is never imported; its payloads run in one
+ * node:vm context (not a security sandbox). Refusals (no representation, an unsupported format version,
+ * an unmet requirement, an uncovered or unknown export, a failed integrity check) come before any
+ * result, as coded diagnostics naming the package, its version and the requirement.
+ *
+ * Loads @kiln/runtime alone (main.ts registers this command by itself): a call's cold start is the
+ * runtime's, not the build machinery's.
+ */
+import { inspect } from 'node:util';
+import { Option, type Command } from 'commander';
+import { KilnError, diagnostic, type Diagnostic } from '@kiln/core/affected';
+import { createConsumer, isRepError, openRepresentation, representationPath, type RepError } from '@kiln/runtime';
+import { EXIT_FAILURE, type Io, type SetExit } from '../common.js';
+import { openPackageDir, packageNameOf } from '../lib/package-dir.js';
+
+/** A runtime refusal as kiln's diagnostic (same registry code and hint). */
+export function repDiagnostic(e: RepError): Diagnostic {
+  const where = e.package ? `${e.package}${e.version ? `@${e.version}` : ''}` : undefined;
+  const requirement = e.requirement && !e.message.includes(e.requirement) ? ` (requirement: ${e.requirement})` : '';
+  const message = e.message.replace(/^KILN_REP_[A-Z_]+: /, '');
+  return diagnostic(e.code, `${where && !message.includes(where) ? `${where}: ` : ''}${message}${requirement}`, { producer: 'runtime', noLocation: 'about a package representation, not a source position' });
+}
+
+export function registerCall(program: Command, io: Io, setExit: SetExit): void {
+  program
+    .command('call')
+    .description("call a package's export through its executable representation (kiln.rep), without importing its JS")
+    .argument('<target>', 'surface identity: <package>[/<subpath>]#<export>, e.g. @acme/math#add or @acme/math/sub#div')
+    .option('--args <json>', 'the arguments, a JSON array (a single non-array value is one argument)', '[]')
+    .option('--from <dir>', 'where the package is installed (node_modules from there up) and its dependencies resolve', '.')
+    .option('--package <dir|tgz>', 'the package directory or tarball instead of an installed package')
+    .addOption(new Option('--format <format>', 'output format').choices(['text', 'json']).default('text'))
+    .action(async (target: string, o: { args: string; from: string; package?: string; format: 'text' | 'json' }) => {
+      const hash = target.lastIndexOf('#');
+      if (hash <= 0 || hash === target.length - 1) throw new KilnError(diagnostic('KILN_USAGE', `${target} is not <package>#<export>`, { producer: 'cli', noLocation: 'a command-line argument' }));
+      let args: unknown[];
+      try {
+        const parsed: unknown = JSON.parse(o.args);
+        args = Array.isArray(parsed) ? parsed : [parsed];
+      } catch (e) {
+        throw new KilnError(diagnostic('KILN_USAGE', `--args is not JSON: ${(e as Error).message}`, { producer: 'cli', noLocation: 'a command-line argument' }));
+      }
+      const from = process.cwd();
+      const pkg = openPackageDir(o.package ?? packageNameOf(target.slice(0, hash)), o.from === '.' ? from : o.from);
+      try {
+        let file: string;
+        try {
+          file = representationPath(pkg.dir);
+        } catch (e) {
+          throw new KilnError(diagnostic('KILN_READ_FAILED', `package.json of ${pkg.named}: ${(e as Error).message}`, { producer: 'cli', noLocation: 'the package manifest' }));
+        }
+        let result: unknown;
+        try {
+          const reader = openRepresentation(file);
+          try {
+            const consumer = createConsumer(reader, { requireFrom: pkg.dir });
+            result = await consumer.call(target, args);
+          } finally {
+            reader.close();
+          }
+        } catch (e) {
+          if (isRepError(e)) throw new KilnError(repDiagnostic(e));
+          // The export itself threw: its error is the answer, printed as the export's, not kiln's.
+          const err = e as { name?: unknown; message?: unknown };
+          const thrown = { name: String(err?.name ?? 'Error'), message: String(err?.message ?? e) };
+          io.out(o.format === 'json' ? JSON.stringify({ surface: target, threw: thrown }) : `${target} threw ${thrown.name}: ${thrown.message}`);
+          setExit(EXIT_FAILURE);
+          return;
+        }
+        if (o.format === 'json') io.out(JSON.stringify({ surface: target, result: result === undefined ? null : result }));
+        else io.out(typeof result === 'string' ? result : inspect(result, { depth: 6, colors: false }));
+      } finally {
+        pkg.dispose();
+      }
+    });
+}
