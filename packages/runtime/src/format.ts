@@ -4,23 +4,28 @@
  *
  * All integers are unsigned little-endian. Strings are UTF-8; "code-point order" is the byte order of
  * their UTF-8 encodings (the two agree), so the reader compares index keys without decoding them.
+ * `str` = u16 length + bytes.
  *
  *   offset  size  section
- *   0       40    PREFIX   magic[8] "\x89KILNREP" | u32 format | u32 prefixLength (=40) |
- *                          u32 headerLength | u32 entryCount | u32 stringsLength | u32 payloadCount |
+ *   0       56    PREFIX   magic[8] "\x89KILNREP" | u32 format | u32 prefixLength (=56) |
+ *                          u32 headerLength | u32 entryCount | u32 keysLength | u32 infoLength |
+ *                          u32 infoRawLength | u32 payloadCount | u32 dictLength | u32 dictRawLength |
  *                          u32 payloadsLength | u32 flags (0)
- *   40      H     HEADER   str package | str version | str producer | str requirements.node |
- *                          u16 featureCount | str feature × featureCount        (str = u16 length + bytes)
- *           E×40  INDEX    entryCount fixed records, sorted by surface in code-point order, unique:
- *                          ref surface | ref declaring | ref kind | ref a | ref b | u32 covered (0|1) |
- *                          u32 payload (covered; 0xFFFFFFFF when uncovered)
- *                          (ref = u32 offset + u32 length into STRINGS; covered: a = export, b = empty;
- *                          uncovered: a = reason code, b = detail)
- *           S     STRINGS  the UTF-8 string table the refs point into (deduplicated, first-use order)
- *           P×56  TABLE    payloadCount fixed records: ref name | u32 offset (into PAYLOADS) |
- *                          u32 storedLength | u32 rawLength | u8 compression | 3 zero bytes |
+ *   56      H     HEADER   str package | str version | str producer | str requirements.node |
+ *                          u16 featureCount | str feature × featureCount
+ *           E×16  INDEX    entryCount fixed records, sorted by surface in code-point order, unique:
+ *                          u32 keyOffset | u16 keyLength (into KEYS) | u8 covered (0|1) | u8 0 |
+ *                          u32 payload (0xFFFFFFFF when uncovered) | u32 infoOffset (into INFO, raw)
+ *           K     KEYS     the surface identities' UTF-8 bytes, in index order: all a binary search reads
+ *           I     INFO     one brotli block; raw, a sequence of records: per entry `str declaring |
+ *                          str kind | str a | str b` (covered: a = export, b = ""; uncovered: a = reason
+ *                          code, b = detail), per payload `str name`. Decompressed once, on first use.
+ *           P×52  TABLE    payloadCount fixed records: u32 nameOffset (into INFO) | u32 offset (into
+ *                          PAYLOADS) | u32 storedLength | u32 rawLength | u8 compression | 3 zero bytes |
  *                          sha256[32] of the stored bytes
- *           32    SEAL     SHA-256 of PREFIX..TABLE (everything before the seal)
+ *           D     DICT     the deflate preset dictionary (brotli block; empty when no payload uses it):
+ *                          the lines most repeated across payloads, most valuable last
+ *           32    SEAL     SHA-256 of PREFIX..DICT (everything before the seal)
  *           L     PAYLOADS the stored payload bytes, each compressed on its own (selective loads stay
  *                          selective)
  *
@@ -31,9 +36,11 @@
  * only if that label reads cleanly (else it says it could not read them).
  *
  * Reading checks every count, offset and length against the bytes actually present BEFORE allocating
- * (the section lengths must add up to the file size exactly), then the SEAL over prefix..table, then
- * the structure (string refs in range, keys sorted and unique, payload indices and ranges in range,
- * payload names unique). A payload's SHA-256 is checked before it is decompressed or returned.
+ * (the section lengths must add up to the file size exactly), then the SEAL over prefix..dict, then the
+ * structure (keys in range, sorted and unique; payload indices and ranges in range; INFO offsets inside
+ * INFO's declared raw length; payload names unique, when the names are first needed). A payload's
+ * SHA-256 is checked before it is decompressed or returned; every decompression is bounded by the
+ * declared raw length (itself under LIMITS), so a bomb cannot allocate more.
  *
  * Encoding decision, by measurement (tools/bench-representation-format.mjs; 400 exports of generated
  * CJS code — functions with helpers, classes, constants — 400 entry payloads + 40 shared chunks;
@@ -54,47 +61,53 @@ export const PREFIX = {
   prefixLength: 12,
   headerLength: 16,
   entryCount: 20,
-  stringsLength: 24,
-  payloadCount: 28,
-  payloadsLength: 32,
-  flags: 36,
+  keysLength: 24,
+  infoLength: 28,
+  infoRawLength: 32,
+  payloadCount: 36,
+  dictLength: 40,
+  dictRawLength: 44,
+  payloadsLength: 48,
+  flags: 52,
   /** Size of the v1 prefix. */
-  size: 40,
+  size: 56,
   /** Bytes every version has in the same place (magic, format, prefixLength). */
   stable: 16,
 } as const;
 
-/** Index record: five string refs, covered, payload. */
+/** Index record. */
 export const INDEX_RECORD = {
-  surface: 0,
-  declaring: 8,
-  kind: 16,
-  a: 24,
-  b: 32,
-  covered: 40,
-  payload: 44,
-  size: 48,
+  keyOffset: 0,
+  keyLength: 4,
+  covered: 6,
+  zero: 7,
+  payload: 8,
+  infoOffset: 12,
+  size: 16,
 } as const;
 
 /** Payload table record. */
 export const TABLE_RECORD = {
-  name: 0,
-  offset: 8,
-  storedLength: 12,
-  rawLength: 16,
-  compression: 20,
-  sha256: 24,
-  size: 56,
+  nameOffset: 0,
+  offset: 4,
+  storedLength: 8,
+  rawLength: 12,
+  compression: 16,
+  sha256: 20,
+  size: 52,
 } as const;
 
 export const SEAL_SIZE = 32;
 export const NO_PAYLOAD = 0xffffffff;
 
-export const COMPRESSION = { none: 0, deflate: 1, brotli: 2 } as const;
+/** A payload's stored encoding (per payload: the writer stores `none` when compressing does not help). */
+export const COMPRESSION = { none: 0, deflate: 1, brotli: 2, 'deflate-dict': 3 } as const;
 export type Compression = keyof typeof COMPRESSION;
-export const COMPRESSION_NAMES: readonly Compression[] = ['none', 'deflate', 'brotli'];
+export const COMPRESSION_NAMES: readonly Compression[] = ['none', 'deflate', 'brotli', 'deflate-dict'];
 /** The writer's default, chosen by measurement (see the header). */
-export const DEFAULT_COMPRESSION: Compression = 'brotli';
+export const DEFAULT_COMPRESSION: Compression = 'deflate-dict';
+/** Deflate's window: a preset dictionary longer than this is never used. */
+export const MAX_DICTIONARY = 32768;
 
 /** The features a representation may require that this runtime supports. */
 export const KNOWN_FEATURES: readonly string[] = ['cjs-payloads'];
@@ -105,13 +118,14 @@ export const LIMITS = {
   maxEntries: 1 << 20,
   /** Payloads in the table. */
   maxPayloads: 1 << 20,
-  /** One string (UTF-8 bytes): surface identities, details, payload names. */
+  /** One string (UTF-8 bytes): surface identities, details, payload names (a u16 length). */
   maxString: 0xffff,
-  /** Header strings and features. */
+  /** Features in the header. */
   maxFeatures: 256,
   maxHeader: 1 << 20,
-  /** The string table. */
-  maxStrings: 64 << 20,
+  /** KEYS, and INFO stored or raw. */
+  maxKeys: 64 << 20,
+  maxInfo: 64 << 20,
   /** One payload, stored or decompressed. */
   maxPayload: 64 << 20,
   /** The whole file. */

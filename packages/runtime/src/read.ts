@@ -1,7 +1,7 @@
 /**
  * Opens `kiln.rep` (format.ts's layout) and reads it selectively with explicit positioned reads,
  * counting every byte read (`bytesRead`), so that looking up 3 entries of 400 and loading their payloads
- * provably reads the prefix, header, index, string table, payload table, seal and those payloads only.
+ * provably reads the prefix, header, index (KEYS, INFO, TABLE, DICT), seal and those payloads only.
  *
  * Invariants:
  * - Synchronous on purpose: a payload's `require('./x')` inside node:vm must load another payload
@@ -17,19 +17,20 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { brotliDecompressSync, inflateRawSync } from 'node:zlib';
-import { repError, type RepErrorCode } from './errors.js';
+import { RepError, repError, type RepErrorCode } from './errors.js';
 import {
+  COMPRESSION,
   COMPRESSION_NAMES,
   HASH,
   INDEX_RECORD,
   LIMITS,
   MAGIC,
+  MAX_DICTIONARY,
   NO_PAYLOAD,
   PREFIX,
   REPRESENTATION_FORMAT,
   SEAL_SIZE,
   TABLE_RECORD,
-  utf8,
   utf8Strict,
   type Compression,
 } from './format.js';
@@ -52,8 +53,10 @@ export interface RepSections {
   prefix: number;
   header: number;
   index: number;
-  strings: number;
+  keys: number;
+  info: number;
   table: number;
+  dict: number;
   seal: number;
   payloads: number;
   total: number;
@@ -184,8 +187,14 @@ class Reader implements RepReader {
   private readonly src: Source;
   /** The index records, string table and payload table (read once, at open). */
   private readonly index: Buffer;
-  private readonly strings: Buffer;
+  private readonly keys: Buffer;
+  private readonly infoStored: Buffer;
+  private readonly infoRawLength: number;
+  private infoRaw: Buffer | undefined;
   private readonly table: Buffer;
+  private readonly dictStored: Buffer;
+  private readonly dictRawLength: number;
+  private dictRaw: Buffer | undefined;
   private readonly payloadsStart: number;
   private readonly cache = new Map<number, RepPayload>();
   private names: Map<string, number> | undefined;
@@ -232,38 +241,52 @@ class Reader implements RepReader {
     if (size > maxTotal) throw repError('KILN_REP_CORRUPT', `${size} bytes, over the limit of ${maxTotal}`);
     const prefix = Buffer.concat([head, read(PREFIX.stable, PREFIX.size - PREFIX.stable)]);
     const u = (o: number) => prefix.readUInt32LE(o);
-    const prefixLength = u(PREFIX.prefixLength);
-    const headerLength = u(PREFIX.headerLength);
-    const entryCount = u(PREFIX.entryCount);
-    const stringsLength = u(PREFIX.stringsLength);
-    const payloadCount = u(PREFIX.payloadCount);
-    const payloadsLength = u(PREFIX.payloadsLength);
     const corrupt = (m: string): never => {
       throw repError('KILN_REP_CORRUPT', m);
     };
-    if (prefixLength !== PREFIX.size) corrupt(`prefix length ${prefixLength}, expected ${PREFIX.size}`);
+    const over = (what: string, n: number, limit: number) => {
+      if (n > limit) corrupt(`${what} ${n}, over the limit of ${limit}`);
+    };
+    if (u(PREFIX.prefixLength) !== PREFIX.size) corrupt(`prefix length ${u(PREFIX.prefixLength)}, expected ${PREFIX.size}`);
     if (u(PREFIX.flags) !== 0) corrupt(`unknown flags ${u(PREFIX.flags)}`);
-    if (headerLength > LIMITS.maxHeader) corrupt(`header length ${headerLength} over the limit`);
-    if (entryCount > LIMITS.maxEntries) corrupt(`${entryCount} entries, over the limit of ${LIMITS.maxEntries}`);
-    if (payloadCount > LIMITS.maxPayloads) corrupt(`${payloadCount} payloads, over the limit of ${LIMITS.maxPayloads}`);
-    if (stringsLength > LIMITS.maxStrings) corrupt(`string table of ${stringsLength} bytes, over the limit`);
+    const headerLength = u(PREFIX.headerLength);
+    const entryCount = u(PREFIX.entryCount);
+    const keysLength = u(PREFIX.keysLength);
+    const infoLength = u(PREFIX.infoLength);
+    const infoRawLength = u(PREFIX.infoRawLength);
+    const payloadCount = u(PREFIX.payloadCount);
+    const dictLength = u(PREFIX.dictLength);
+    const dictRawLength = u(PREFIX.dictRawLength);
+    const payloadsLength = u(PREFIX.payloadsLength);
+    over('header length', headerLength, LIMITS.maxHeader);
+    over('entry count', entryCount, LIMITS.maxEntries);
+    over('payload count', payloadCount, LIMITS.maxPayloads);
+    over('KEYS length', keysLength, LIMITS.maxKeys);
+    over('INFO length', infoLength, LIMITS.maxInfo);
+    over('INFO raw length', infoRawLength, LIMITS.maxInfo);
+    over('DICT raw length', dictRawLength, MAX_DICTIONARY);
+    over('DICT length', dictLength, 2 * MAX_DICTIONARY);
+    if ((dictLength === 0) !== (dictRawLength === 0)) corrupt('DICT lengths disagree');
     const indexLength = entryCount * INDEX_RECORD.size;
     const tableLength = payloadCount * TABLE_RECORD.size;
-    const sealAt = PREFIX.size + headerLength + indexLength + stringsLength + tableLength;
+    const lengths = [PREFIX.size, headerLength, indexLength, keysLength, infoLength, tableLength, dictLength];
+    const sealAt = lengths.reduce((x, y) => x + y, 0);
     const total = sealAt + SEAL_SIZE + payloadsLength; // < 2^53: every term is bounded above
     if (total !== size) corrupt(`the sections add up to ${total} bytes but the representation has ${size}${total > size ? ' (truncated)' : ''}`);
     this.sections = {
       prefix: PREFIX.size,
       header: headerLength,
       index: indexLength,
-      strings: stringsLength,
+      keys: keysLength,
+      info: infoLength,
       table: tableLength,
+      dict: dictLength,
       seal: SEAL_SIZE,
       payloads: payloadsLength,
       total,
     };
 
-    // 4. The seal over prefix..table.
+    // 4. The seal over prefix..dict.
     const meta = read(PREFIX.size, sealAt + SEAL_SIZE - PREFIX.size);
     const digest = createHash(HASH).update(prefix).update(meta.subarray(0, sealAt - PREFIX.size)).digest();
     if (!timingSafeEqual(digest, meta.subarray(sealAt - PREFIX.size))) {
@@ -288,39 +311,44 @@ class Reader implements RepReader {
     if (p + 2 > hb.length) corrupt('header ends inside the feature count');
     const featureCount = hb.readUInt16LE(p);
     p += 2;
-    if (featureCount > LIMITS.maxFeatures) corrupt(`${featureCount} features, over the limit`);
+    over('feature count', featureCount, LIMITS.maxFeatures);
     const features: string[] = [];
     for (let i = 0; i < featureCount; i++) features.push(hstr(`feature ${i}`));
     if (p !== hb.length) corrupt(`${hb.length - p} unexpected bytes at the end of the header`);
     this.header = { format, producer, package: pkg, version, requirements: { node, features } };
-    const subject = { package: pkg, version };
     const bad = (m: string): never => {
-      throw repError('KILN_REP_CORRUPT', `${pkg}@${version}: ${m}`, subject);
+      throw repError('KILN_REP_CORRUPT', `${pkg}@${version}: ${m}`, { package: pkg, version });
     };
 
     let o = headerLength;
     this.index = meta.subarray(o, (o += indexLength));
-    this.strings = meta.subarray(o, (o += stringsLength));
+    this.keys = meta.subarray(o, (o += keysLength));
+    this.infoStored = meta.subarray(o, (o += infoLength));
+    this.infoRawLength = infoRawLength;
     this.table = meta.subarray(o, (o += tableLength));
+    this.dictStored = meta.subarray(o, (o += dictLength));
+    this.dictRawLength = dictRawLength;
     this.payloadsStart = sealAt + SEAL_SIZE;
     this.entryCount = entryCount;
     this.payloadCount = payloadCount;
 
-    const refOk = (buf: Buffer, at: number) => {
-      const off = buf.readUInt32LE(at);
-      const len = buf.readUInt32LE(at + 4);
-      return len <= LIMITS.maxString && off <= stringsLength && len <= stringsLength - off;
-    };
+    // Records: in range, keys contiguous (each starts where the previous ended), sorted and unique.
+    let keyEnd = 0;
     let prev: Buffer | undefined;
     for (let i = 0; i < entryCount; i++) {
       const at = i * INDEX_RECORD.size;
-      for (let k = 0; k < 5; k++) if (!refOk(this.index, at + k * 8)) bad(`index entry ${i} points outside the string table`);
-      const covered = this.index.readUInt32LE(at + INDEX_RECORD.covered);
+      const keyOff = this.index.readUInt32LE(at + INDEX_RECORD.keyOffset);
+      const keyLen = this.index.readUInt16LE(at + INDEX_RECORD.keyLength);
+      if (keyOff !== keyEnd || keyLen > keysLength - keyOff) bad(`index entry ${i}'s key is not where the previous one ended`);
+      keyEnd = keyOff + keyLen;
+      const covered = this.index.readUInt8(at + INDEX_RECORD.covered);
       const payload = this.index.readUInt32LE(at + INDEX_RECORD.payload);
+      if (this.index.readUInt8(at + INDEX_RECORD.zero) !== 0) bad(`index entry ${i} has a non-zero reserved byte`);
       if (covered === 1) {
         if (payload >= payloadCount) bad(`index entry ${i} names payload ${payload} of ${payloadCount}`);
       } else if (covered !== 0 || payload !== NO_PAYLOAD) bad(`index entry ${i} has an invalid coverage record`);
-      const key = this.strRaw(this.index, at + INDEX_RECORD.surface);
+      if (this.index.readUInt32LE(at + INDEX_RECORD.infoOffset) >= infoRawLength) bad(`index entry ${i} points outside INFO`);
+      const key = this.keys.subarray(keyOff, keyEnd);
       if (prev !== undefined) {
         const c = Buffer.compare(prev, key);
         if (c === 0) bad(`index entry ${i} duplicates the previous surface`);
@@ -328,15 +356,10 @@ class Reader implements RepReader {
       }
       prev = key;
     }
-    const names = new Set<string>();
+    if (keyEnd !== keysLength) bad(`${keysLength - keyEnd} bytes of KEYS belong to no entry`);
     for (let i = 0; i < payloadCount; i++) {
       const at = i * TABLE_RECORD.size;
-      if (!refOk(this.table, at + TABLE_RECORD.name)) bad(`payload ${i}'s name points outside the string table`);
-      const name = this.strRaw(this.table, at + TABLE_RECORD.name);
-      if (name.length === 0) bad(`payload ${i} has no name`);
-      const nameKey = name.toString('latin1');
-      if (names.has(nameKey)) bad(`payload name ${decode(name, 'a payload name')} is used twice`);
-      names.add(nameKey);
+      if (this.table.readUInt32LE(at + TABLE_RECORD.nameOffset) >= infoRawLength) bad(`payload ${i}'s name points outside INFO`);
       const off = this.table.readUInt32LE(at + TABLE_RECORD.offset);
       const stored = this.table.readUInt32LE(at + TABLE_RECORD.storedLength);
       const raw = this.table.readUInt32LE(at + TABLE_RECORD.rawLength);
@@ -344,31 +367,66 @@ class Reader implements RepReader {
       if (off > payloadsLength || stored > payloadsLength - off) bad(`payload ${i} lies outside the payload section`);
       if (raw > LIMITS.maxPayload || stored > LIMITS.maxPayload) bad(`payload ${i} is over the size limit`);
       if (comp >= COMPRESSION_NAMES.length) bad(`payload ${i} has unknown compression ${comp}`);
-      if (comp === 0 && raw !== stored) bad(`payload ${i} is stored uncompressed but its lengths differ`);
+      if (comp === COMPRESSION.none && raw !== stored) bad(`payload ${i} is stored uncompressed but its lengths differ`);
+      if (comp === COMPRESSION['deflate-dict'] && dictRawLength === 0) bad(`payload ${i} needs the dictionary, and there is none`);
       if (this.table.readUIntLE(at + TABLE_RECORD.compression + 1, 3) !== 0) bad(`payload ${i} has non-zero padding`);
     }
   }
 
-  private strRaw(buf: Buffer, at: number): Buffer {
-    const off = buf.readUInt32LE(at);
-    return this.strings.subarray(off, off + buf.readUInt32LE(at + 4));
+  private get subject() {
+    return { package: this.header.package, version: this.header.version };
   }
 
-  private str(buf: Buffer, at: number, what: string): string {
-    return decode(this.strRaw(buf, at), what, this.header);
+  /** A brotli block of the sealed metadata, bounded by its declared raw length. */
+  private inflateBlock(stored: Buffer, rawLength: number, what: string): Buffer {
+    let raw: Buffer;
+    try {
+      raw = brotliDecompressSync(stored, { maxOutputLength: Math.max(1, rawLength) });
+    } catch (e) {
+      throw repError('KILN_REP_CORRUPT', `${this.header.package}@${this.header.version}: ${what} does not decompress`, this.subject, e);
+    }
+    if (raw.length !== rawLength) {
+      throw repError('KILN_REP_CORRUPT', `${this.header.package}@${this.header.version}: ${what} decompresses to ${raw.length} bytes, not ${rawLength}`, this.subject);
+    }
+    return raw;
+  }
+
+  private get info(): Buffer {
+    return (this.infoRaw ??= this.inflateBlock(this.infoStored, this.infoRawLength, 'INFO'));
+  }
+
+  private get dictionary(): Buffer {
+    return (this.dictRaw ??= this.inflateBlock(this.dictStored, this.dictRawLength, 'the dictionary'));
+  }
+
+  /** INFO strings at `pos` (u16 length + UTF-8 each). */
+  private infoStrings(pos: number, n: number, what: string): string[] {
+    const info = this.info;
+    const out: string[] = [];
+    for (let k = 0; k < n; k++) {
+      if (pos + 2 > info.length) throw repError('KILN_REP_CORRUPT', `${this.header.package}@${this.header.version}: ${what} runs past INFO`, this.subject);
+      const len = info.readUInt16LE(pos);
+      if (pos + 2 + len > info.length) throw repError('KILN_REP_CORRUPT', `${this.header.package}@${this.header.version}: ${what} runs past INFO`, this.subject);
+      out.push(decode(info.subarray(pos + 2, pos + 2 + len), what, this.header));
+      pos += 2 + len;
+    }
+    return out;
+  }
+
+  private key(i: number): Buffer {
+    const at = i * INDEX_RECORD.size;
+    const off = this.index.readUInt32LE(at + INDEX_RECORD.keyOffset);
+    return this.keys.subarray(off, off + this.index.readUInt16LE(at + INDEX_RECORD.keyLength));
   }
 
   private entryAt(i: number): RepEntry {
     const at = i * INDEX_RECORD.size;
-    const surface = this.str(this.index, at + INDEX_RECORD.surface, `index entry ${i}`);
-    const declaring = this.str(this.index, at + INDEX_RECORD.declaring, `${surface} declaring`);
-    const kind = this.str(this.index, at + INDEX_RECORD.kind, `${surface} kind`);
-    const a = this.str(this.index, at + INDEX_RECORD.a, surface);
-    if (this.index.readUInt32LE(at + INDEX_RECORD.covered) === 1) {
+    const surface = decode(this.key(i), `index entry ${i}`, this.header);
+    const [declaring, kind, a, b] = this.infoStrings(this.index.readUInt32LE(at + INDEX_RECORD.infoOffset), 4, surface) as [string, string, string, string];
+    if (this.index.readUInt8(at + INDEX_RECORD.covered) === 1) {
       return { surface, declaring, kind, coverage: { covered: true, payload: this.index.readUInt32LE(at + INDEX_RECORD.payload), export: a } };
     }
-    const detail = this.str(this.index, at + INDEX_RECORD.b, surface);
-    return { surface, declaring, kind, coverage: { covered: false, reason: a, detail } };
+    return { surface, declaring, kind, coverage: { covered: false, reason: a, detail: b } };
   }
 
   lookup(surface: string): RepEntry | undefined {
@@ -377,7 +435,7 @@ class Reader implements RepReader {
     let hi = this.entryCount - 1;
     while (lo <= hi) {
       const mid = (lo + hi) >>> 1;
-      const c = Buffer.compare(this.strRaw(this.index, mid * INDEX_RECORD.size + INDEX_RECORD.surface), key);
+      const c = Buffer.compare(this.key(mid), key);
       if (c === 0) return this.entryAt(mid);
       if (c < 0) lo = mid + 1;
       else hi = mid - 1;
@@ -391,12 +449,16 @@ class Reader implements RepReader {
     return out;
   }
 
+  private nameAt(i: number): string {
+    return this.infoStrings(this.table.readUInt32LE(i * TABLE_RECORD.size + TABLE_RECORD.nameOffset), 1, `payload ${i}'s name`)[0]!;
+  }
+
   payloadInfo(i: number): RepPayloadInfo {
     this.checkPayloadIndex(i);
     const at = i * TABLE_RECORD.size;
     const t = this.table;
     return {
-      name: this.str(t, at + TABLE_RECORD.name, `payload ${i}'s name`),
+      name: this.nameAt(i),
       offset: this.payloadsStart + t.readUInt32LE(at + TABLE_RECORD.offset),
       storedLength: t.readUInt32LE(at + TABLE_RECORD.storedLength),
       rawLength: t.readUInt32LE(at + TABLE_RECORD.rawLength),
@@ -407,8 +469,14 @@ class Reader implements RepReader {
 
   payloadIndex(name: string): number | undefined {
     if (this.names === undefined) {
-      this.names = new Map();
-      for (let i = 0; i < this.payloadCount; i++) this.names.set(this.str(this.table, i * TABLE_RECORD.size + TABLE_RECORD.name, `payload ${i}'s name`), i);
+      const names = new Map<string, number>();
+      for (let i = 0; i < this.payloadCount; i++) {
+        const n = this.nameAt(i);
+        if (n.length === 0) throw repError('KILN_REP_CORRUPT', `${this.header.package}@${this.header.version}: payload ${i} has no name`, this.subject);
+        if (names.has(n)) throw repError('KILN_REP_CORRUPT', `${this.header.package}@${this.header.version}: payload name ${n} is used twice`, this.subject);
+        names.set(n, i);
+      }
+      this.names = names;
     }
     return this.names.get(name);
   }
@@ -417,29 +485,39 @@ class Reader implements RepReader {
     const hit = this.cache.get(i);
     if (hit) return hit;
     const info = this.payloadInfo(i);
-    const subject = { package: this.header.package, version: this.header.version };
     const where = `${this.header.package}@${this.header.version}: payload ${info.name}`;
     this.bytesRead += info.storedLength;
     const stored = this.src.read(info.offset, info.storedLength);
     // Integrity before anything else looks at the bytes.
-    const digest = createHash(HASH).update(stored).digest();
-    const expected = this.table.subarray(i * TABLE_RECORD.size + TABLE_RECORD.sha256, i * TABLE_RECORD.size + TABLE_RECORD.sha256 + 32);
-    if (!timingSafeEqual(digest, expected)) {
-      throw repError('KILN_REP_INTEGRITY', `${where} does not match its integrity hash (the file was altered after it was written)`, { ...subject, requirement: info.name });
+    const at = i * TABLE_RECORD.size + TABLE_RECORD.sha256;
+    if (!timingSafeEqual(createHash(HASH).update(stored).digest(), this.table.subarray(at, at + 32))) {
+      throw repError('KILN_REP_INTEGRITY', `${where} does not match its integrity hash (the file was altered after it was written)`, {
+        ...this.subject,
+        requirement: info.name,
+      });
     }
     let raw: Buffer;
     try {
       const bound = { maxOutputLength: Math.max(1, info.rawLength) };
-      raw =
-        info.compression === 'none'
-          ? stored
-          : info.compression === 'deflate'
-            ? inflateRawSync(stored, bound)
-            : brotliDecompressSync(stored, bound);
+      switch (info.compression) {
+        case 'none':
+          raw = stored;
+          break;
+        case 'deflate':
+          raw = inflateRawSync(stored, bound);
+          break;
+        case 'deflate-dict':
+          raw = inflateRawSync(stored, { ...bound, dictionary: this.dictionary });
+          break;
+        case 'brotli':
+          raw = brotliDecompressSync(stored, bound);
+          break;
+      }
     } catch (e) {
-      throw repError('KILN_REP_CORRUPT', `${where} does not decompress (${(e as Error).message})`, subject, e);
+      if (e instanceof RepError) throw e;
+      throw repError('KILN_REP_CORRUPT', `${where} does not decompress (${(e as Error).message})`, this.subject, e);
     }
-    if (raw.length !== info.rawLength) throw repError('KILN_REP_CORRUPT', `${where} decompresses to ${raw.length} bytes, not ${info.rawLength}`, subject);
+    if (raw.length !== info.rawLength) throw repError('KILN_REP_CORRUPT', `${where} decompresses to ${raw.length} bytes, not ${info.rawLength}`, this.subject);
     const p: RepPayload = { name: info.name, code: decode(raw, where, this.header) };
     this.cache.set(i, p);
     return p;
@@ -464,9 +542,4 @@ function decode(b: Buffer, what: string, header?: RepHeader): string {
     const who = header ? `${header.package}@${header.version}: ` : '';
     throw repError(code, `${who}${what} is not valid UTF-8`, header ? { package: header.package, version: header.version } : {});
   }
-}
-
-/** UTF-8 bytes of a surface identity (exported for tests that compute expected sizes). */
-export function surfaceKey(surface: string): Uint8Array {
-  return utf8.encode(surface);
 }
