@@ -3,6 +3,7 @@
  * proof by bytes read (3 lookups of 400), every refusal of the reader and the writer with its code, and
  * the runtime's hints held equal to core's registry.
  */
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,8 +14,10 @@ import {
   readRepresentation,
   RepError,
   REP_HINTS,
+  INDEX_RECORD,
   PREFIX,
   REPRESENTATION_FORMAT,
+  TABLE_RECORD,
   type Representation,
 } from '@kiln/runtime';
 import { CODES } from '@kiln/core';
@@ -167,6 +170,44 @@ describe('refusals when reading', () => {
       const e = refusal(() => openRepresentation(patched(bigBytes, (b) => b.writeUInt32LE(0xffffffff, at))));
       expect(e.code, `field at ${at}`).toBe('KILN_REP_CORRUPT');
     }
+  });
+
+  // Structural damage behind a recomputed seal: the checks after the seal refuse it on their own.
+  const layout = openRepresentation(bigBytes).sections;
+  const sealAt = layout.total - layout.payloads - layout.seal;
+  const indexAt = layout.prefix + layout.header;
+  const tableAt = indexAt + layout.index + layout.keys + layout.info;
+  const resealed = (f: (b: Buffer) => void) =>
+    patched(bigBytes, (b) => {
+      f(b);
+      createHash('sha256').update(b.subarray(0, sealAt)).digest().copy(b, sealAt);
+    });
+  const rec = (i: number) => indexAt + i * INDEX_RECORD.size;
+  it.each([
+    ['two index records swapped (unsorted)', (b: Buffer) => {
+      const a = Buffer.from(b.subarray(rec(10), rec(11)));
+      b.copy(b, rec(10), rec(11), rec(12));
+      a.copy(b, rec(11));
+    }],
+    ['an index record duplicated', (b: Buffer) => b.copy(b, rec(11), rec(10), rec(11))],
+    ['a payload index out of range', (b: Buffer) => b.writeUInt32LE(5000, rec(20) + INDEX_RECORD.payload)],
+    ['a key offset out of range', (b: Buffer) => b.writeUInt32LE(0xfffffff0, rec(20) + INDEX_RECORD.keyOffset)],
+    ['an INFO offset out of range', (b: Buffer) => b.writeUInt32LE(0xfffffff0, rec(20) + INDEX_RECORD.infoOffset)],
+    ['a payload offset out of range', (b: Buffer) => b.writeUInt32LE(0xfffffff0, tableAt + 7 * TABLE_RECORD.size + TABLE_RECORD.offset)],
+    ['a payload length out of range', (b: Buffer) => b.writeUInt32LE(layout.payloads, tableAt + 7 * TABLE_RECORD.size + TABLE_RECORD.storedLength)],
+    ['a huge raw length', (b: Buffer) => b.writeUInt32LE(0xffffffff, tableAt + 7 * TABLE_RECORD.size + TABLE_RECORD.rawLength)],
+    ['an unknown compression', (b: Buffer) => b.writeUInt8(9, tableAt + 7 * TABLE_RECORD.size + TABLE_RECORD.compression)],
+    ['an entry count one higher', (b: Buffer) => b.writeUInt32LE(b.readUInt32LE(PREFIX.entryCount) + 1, PREFIX.entryCount)],
+  ])('%s, resealed: KILN_REP_CORRUPT naming the package', (_, f) => {
+    const e = refusal(() => openRepresentation(resealed(f)));
+    expect(e.code).toBe('KILN_REP_CORRUPT');
+  });
+
+  it('a payload whose raw length lies, resealed: KILN_REP_CORRUPT when it is loaded (bounded decompression)', () => {
+    const r = openRepresentation(resealed((b) => b.writeUInt32LE(10, tableAt + 7 * TABLE_RECORD.size + TABLE_RECORD.rawLength)));
+    const e = refusal(() => r.payload(7));
+    expect(e.code).toBe('KILN_REP_CORRUPT');
+    expect(e.package).toBe('@acme/ledger');
   });
 
   it('an altered header or index: KILN_REP_INTEGRITY when opening', () => {
