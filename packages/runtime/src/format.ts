@@ -23,8 +23,11 @@
  *           P×52  TABLE    payloadCount fixed records: u32 nameOffset (into INFO) | u32 offset (into
  *                          PAYLOADS) | u32 storedLength | u32 rawLength | u8 compression | 3 zero bytes |
  *                          sha256[32] of the stored bytes
- *           D     DICT     the deflate preset dictionary (brotli block; empty when no payload uses it):
- *                          the lines most repeated across payloads, most valuable last
+ *           D     DICT     empty when no payload uses it, else sha256[32] of the block | the deflate
+ *                          preset dictionary as a brotli block (the lines most repeated across payloads,
+ *                          most valuable last). Its own hash, checked before it is decompressed: a
+ *                          payload's code depends on its stored bytes AND the dictionary, so both are
+ *                          verified before anything is decoded.
  *           32    SEAL     SHA-256 of PREFIX..DICT (everything before the seal)
  *           L     PAYLOADS the stored payload bytes, each compressed on its own (selective loads stay
  *                          selective)

@@ -265,8 +265,8 @@ class Reader implements RepReader {
     over('INFO length', infoLength, LIMITS.maxInfo);
     over('INFO raw length', infoRawLength, LIMITS.maxInfo);
     over('DICT raw length', dictRawLength, MAX_DICTIONARY);
-    over('DICT length', dictLength, 2 * MAX_DICTIONARY);
-    if ((dictLength === 0) !== (dictRawLength === 0)) corrupt('DICT lengths disagree');
+    over('DICT length', dictLength, 2 * MAX_DICTIONARY + 32);
+    if ((dictLength === 0) !== (dictRawLength === 0) || (dictLength > 0 && dictLength <= 32)) corrupt('DICT lengths disagree');
     const indexLength = entryCount * INDEX_RECORD.size;
     const tableLength = payloadCount * TABLE_RECORD.size;
     const lengths = [PREFIX.size, headerLength, indexLength, keysLength, infoLength, tableLength, dictLength];
@@ -395,8 +395,16 @@ class Reader implements RepReader {
     return (this.infoRaw ??= this.inflateBlock(this.infoStored, this.infoRawLength, 'INFO'));
   }
 
+  /** The deflate dictionary, its own hash checked before it is decompressed. */
   private get dictionary(): Buffer {
-    return (this.dictRaw ??= this.inflateBlock(this.dictStored, this.dictRawLength, 'the dictionary'));
+    if (this.dictRaw === undefined) {
+      const block = this.dictStored.subarray(32);
+      if (!timingSafeEqual(createHash(HASH).update(block).digest(), this.dictStored.subarray(0, 32))) {
+        throw repError('KILN_REP_INTEGRITY', `${this.header.package}@${this.header.version}: the payload dictionary does not match its integrity hash`, this.subject);
+      }
+      this.dictRaw = this.inflateBlock(block, this.dictRawLength, 'the dictionary');
+    }
+    return this.dictRaw;
   }
 
   /** INFO strings at `pos` (u16 length + UTF-8 each). */

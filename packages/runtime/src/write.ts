@@ -211,7 +211,8 @@ export function encodeRepresentation(rep: Representation, opts: EncodeOptions = 
   if (infoLength > LIMITS.maxInfo) invalid(rep, `INFO is ${infoLength} bytes (limit ${LIMITS.maxInfo})`);
   const infoBlock = brotli(Buffer.concat(info, infoLength));
   const dictRaw = dictUsed ? dictionary : Buffer.alloc(0);
-  const dictBlock = dictRaw.length > 0 ? brotli(dictRaw) : Buffer.alloc(0);
+  const dictBrotli = dictRaw.length > 0 ? brotli(dictRaw) : Buffer.alloc(0);
+  const dictBlock = dictRaw.length > 0 ? Buffer.concat([createHash(HASH).update(dictBrotli).digest(), dictBrotli]) : dictBrotli;
 
   // PREFIX
   const prefix = Buffer.alloc(PREFIX.size);
