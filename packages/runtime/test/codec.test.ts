@@ -203,6 +203,33 @@ describe('refusals when reading', () => {
     expect(e.code).toBe('KILN_REP_CORRUPT');
   });
 
+  // Keys that stay contiguous but break the order: only the sort check can see them.
+  it.each([
+    ['out of order', 'p#e'],
+    ['duplicated', 'p#a'],
+  ])('index keys %s (contiguous, resealed): KILN_REP_CORRUPT', (_, second) => {
+    const e = (surface: string) => ({ surface, declaring: 'd', kind: 'const', coverage: { covered: false as const, reason: 'R', detail: '' } });
+    const rep: Representation = { header: big.header, entries: [e('p#a'), e('p#b'), e('p#d')], payloads: [] };
+    const bytes = encodeRepresentation(rep);
+    const l = openRepresentation(bytes).sections;
+    const keysAt = l.prefix + l.header + l.index;
+    const at = l.total - l.payloads - l.seal;
+    const b = Buffer.from(bytes);
+    expect(b.subarray(keysAt, keysAt + 9).toString()).toBe('p#ap#bp#d');
+    b.write(second, keysAt + 3);
+    createHash('sha256').update(b.subarray(0, at)).digest().copy(b, at);
+    expect(refusal(() => openRepresentation(b)).code).toBe('KILN_REP_CORRUPT');
+  });
+
+  it('an altered payload dictionary, resealed: KILN_REP_INTEGRITY before any payload that needs it is decoded', () => {
+    expect(layout.dict).toBeGreaterThan(32);
+    const dictAt = tableAt + layout.table;
+    const r = openRepresentation(resealed((b) => (b[dictAt + 40]! ^= 4)));
+    const e = refusal(() => r.payload(7));
+    expect(e.code).toBe('KILN_REP_INTEGRITY');
+    expect(e.message).toContain('dictionary');
+  });
+
   it('a payload whose raw length lies, resealed: KILN_REP_CORRUPT when it is loaded (bounded decompression)', () => {
     const r = openRepresentation(resealed((b) => b.writeUInt32LE(10, tableAt + 7 * TABLE_RECORD.size + TABLE_RECORD.rawLength)));
     const e = refusal(() => r.payload(7));
