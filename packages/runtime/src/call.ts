@@ -31,7 +31,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { compileFunction, createContext, runInContext, type Context } from 'node:vm';
 import { RepError, repError } from './errors.js';
-import { KNOWN_FEATURES } from './format.js';
+import { KNOWN_FEATURES, REPRESENTATION_FORMAT } from './format.js';
 import type { RepEntry } from './model.js';
 import type { RepReader } from './read.js';
 
@@ -75,8 +75,15 @@ function compareVersions(a: string, b: string): number | undefined {
 
 /** Throws KILN_REP_REQUIREMENT_UNMET when this process cannot run the representation's payloads. */
 export function checkRequirements(reader: RepReader, nodeVersion: string = process.versions.node): void {
-  const { package: pkg, version, requirements } = reader.header;
+  const { package: pkg, version, requirements, format } = reader.header;
   const subject = { package: pkg, version };
+  // openRepresentation already refused another format; a reader built some other way is checked too.
+  if (format !== REPRESENTATION_FORMAT) {
+    throw repError('KILN_REP_UNSUPPORTED_VERSION', `${pkg}@${version}: its representation is format ${format}; this runtime reads format ${REPRESENTATION_FORMAT}`, {
+      ...subject,
+      requirement: `representation format ${REPRESENTATION_FORMAT}`,
+    });
+  }
   const unknown = requirements.features.filter((f) => !KNOWN_FEATURES.includes(f));
   if (unknown.length > 0) {
     throw repError(

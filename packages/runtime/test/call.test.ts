@@ -191,6 +191,14 @@ describe('refusals before any result', () => {
     expect([e.package, e.version, e.requirement]).toEqual([P, '2.0.0', 'node >=99.0.0']);
   });
 
+  it('a reader of another format version: KILN_REP_UNSUPPORTED_VERSION before anything is evaluated', () => {
+    const reader = open();
+    const foreign = Object.create(reader, { header: { value: { ...reader.header, format: 2 } } });
+    const e = refusal(() => callExport(foreign, `${P}#increment`));
+    expect(e.code).toBe('KILN_REP_UNSUPPORTED_VERSION');
+    expect([e.package, e.version]).toEqual([P, '2.0.0']);
+  });
+
   it('an unknown feature: KILN_REP_REQUIREMENT_UNMET naming it', () => {
     const reader = open(rep({ requirements: { node: '20.0.0', features: ['cjs-payloads', 'esm-payloads'] } }));
     const e = refusal(() => loadExport(reader, `${P}#increment`));
