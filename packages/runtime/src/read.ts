@@ -185,7 +185,7 @@ class Reader implements RepReader {
   readonly sections: RepSections;
   bytesRead = 0;
   private readonly src: Source;
-  /** The index records, string table and payload table (read once, at open). */
+  /** INDEX, KEYS, INFO (stored), TABLE and DICT (stored): read once, at open, behind the seal. */
   private readonly index: Buffer;
   private readonly keys: Buffer;
   private readonly infoStored: Buffer;
