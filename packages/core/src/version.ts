@@ -125,8 +125,7 @@ export const TRACE_FORMAT_VERSION = 1;
 
 /**
  * Format of the executable representation (`kiln.rep`, SPEC §7): the `format` of its header, independent
- * of the manifest's. Defined here until @kiln/runtime's format.ts (the codec, written in parallel)
- * exports its own REPRESENTATION_FORMAT: on merge, this becomes a re-export of that one — the producer
- * and the consumer must never carry two values.
+ * of the manifest's. Its one definition is the codec's (@kiln/runtime format.ts, which consumers install
+ * without core); listed here so every format version kiln writes is found in this file.
  */
-export const REPRESENTATION_FORMAT = 1;
+export { REPRESENTATION_FORMAT } from '@kiln/runtime';

@@ -1,5 +1,25 @@
 /**
  * @kiln/runtime: read a package's executable representation and call its covered exports (SPEC §7).
  * Depends on Node's built-ins only, so a consumer installs it without kiln's build machinery.
+ * node:vm is not a security sandbox: see call.ts.
  */
 export type { RepCoverage, RepEntry, RepHeader, RepPayload, RepRequirements, Representation } from './model.js';
+export {
+  COMPRESSION,
+  DEFAULT_COMPRESSION,
+  INDEX_RECORD,
+  KNOWN_FEATURES,
+  LIMITS,
+  MAGIC,
+  PREFIX,
+  REPRESENTATION_FORMAT,
+  SEAL_SIZE,
+  TABLE_RECORD,
+  compareCodePoints,
+  type Compression,
+} from './format.js';
+export { REP_HINTS, RepError, isRepError, repError, repErrorRecord, type RepErrorCode, type RepErrorRecord } from './errors.js';
+export { compressPayload, encodeRepresentation, type EncodeOptions } from './write.js';
+export { openRepresentation, readRepresentation, type OpenOptions, type RepPayloadInfo, type RepReader, type RepSections } from './read.js';
+export { REPRESENTATION_FILE, representationPath, representationRelPath } from './locate.js';
+export { callExport, checkRequirements, consumerFor, createConsumer, loadExport, type Consumer, type ConsumerOptions } from './call.js';

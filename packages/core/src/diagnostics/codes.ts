@@ -504,6 +504,86 @@ export const CODES = {
     meaning: 'The JSON file given to `kiln diff` is not a kiln digest report of a supported version.',
     hint: 'Produce it with `kiln digest <dir> --format json > file` using this version of kiln.',
   },
+  KILN_REP_CORRUPT: {
+    severity: 'error',
+    outcome: 'refused',
+    title: 'A package representation is malformed',
+    meaning:
+      'The kiln.rep file is truncated, or a count, offset or length in it does not fit the bytes present, or its index is not sorted and unique. The consumer refused it before evaluating any payload; the package stays valid for routes that do not need a representation.',
+    hint: 'Rebuild and republish the package; a representation is only ever written whole by its build, so a damaged copy is not repairable in place.',
+  },
+  KILN_REP_INTEGRITY: {
+    severity: 'error',
+    outcome: 'refused',
+    title: 'A package representation failed its integrity check',
+    meaning:
+      'The SHA-256 of its header and index, or of a payload\'s stored bytes, does not match the one recorded when it was written. Nothing from the altered part was decompressed or evaluated.',
+    hint: 'Reinstall the package (the copy on disk was altered after it was written); if a fresh install fails the same way, the package must be rebuilt and republished.',
+  },
+  KILN_REP_INVALID: {
+    severity: 'error',
+    outcome: 'failed',
+    title: 'A representation to be written breaks the data model',
+    meaning:
+      'The producer handed the writer entries that are unsorted or duplicated, a payload index out of range, a payload name used twice, or a string or count over the format\'s limits. Nothing was written.',
+    hint: 'This is a bug in the producer of the representation (kiln\'s build); report it with the package that triggered it.',
+  },
+  KILN_REP_NOT_A_REPRESENTATION: {
+    severity: 'error',
+    outcome: 'refused',
+    title: 'The file is not a kiln representation',
+    meaning:
+      'Its first bytes are not the representation\'s magic, so nothing else in it was read or trusted.',
+    hint: 'Point the consumer at the kiln.rep file beside the package\'s package.json; a package built without kiln has none.',
+  },
+  KILN_REP_NOT_FOUND: {
+    severity: 'error',
+    outcome: 'refused',
+    title: 'The package has no representation',
+    meaning:
+      'There is no kiln.rep where one was looked for, so a route that needs a representation cannot execute the package\'s exports. The package itself stays valid for routes that import it.',
+    hint: 'Build the package with kiln (its build writes kiln.rep beside package.json) or install a version published with one; a route that does not need a representation can import the package instead.',
+  },
+  KILN_REP_NO_SUCH_EXPORT: {
+    severity: 'error',
+    outcome: 'refused',
+    title: 'The representation has no entry for the requested export',
+    meaning:
+      'The surface identity is not in the representation\'s index, so nothing was loaded or evaluated.',
+    hint: 'Check the surface identity (`pkg#name`, `pkg/subpath#name`) against the package\'s exports; `kiln inspect representation <pkg>` lists every indexed entry.',
+  },
+  KILN_REP_PAYLOAD_FAILED: {
+    severity: 'error',
+    outcome: 'failed',
+    title: 'A payload of a representation failed to load',
+    meaning:
+      'The payload code did not compile, threw while its module body was evaluated, requires a payload the representation does not have, or does not export the entry\'s name. No result was produced for the call.',
+    hint: 'The error the payload code threw is attached as the cause; importing the built package directly shows whether the package itself fails the same way.',
+  },
+  KILN_REP_PRODUCE_FAILED: {
+    severity: 'warning',
+    outcome: 'degraded',
+    title: 'The build wrote no executable representation',
+    meaning:
+      "Producing the package's kiln.rep failed after a successful compile. The build's JavaScript and .d.ts are written and cached as usual; the package ships no representation (a valid package: routes that import it are unaffected), and consumers that need one refuse with KILN_REP_NOT_FOUND.",
+    hint: 'Run `kiln represent <package dir>` to see the full error; set the build option "representation": false to stop producing one for this package.',
+  },
+  KILN_REP_REQUIREMENT_UNMET: {
+    severity: 'error',
+    outcome: 'refused',
+    title: 'This consumer does not meet a representation\'s requirements',
+    meaning:
+      'The representation requires a newer Node.js or a feature this runtime does not know. It was refused before any payload was evaluated; the package stays valid for routes that do not need a representation.',
+    hint: 'Upgrade Node.js or @kiln/runtime to one that meets the named requirement, or use a version of the package whose representation this consumer supports.',
+  },
+  KILN_REP_UNCOVERED: {
+    severity: 'error',
+    outcome: 'refused',
+    title: 'The requested export is not covered by the representation',
+    meaning:
+      'The build indexed the export but could not represent it; the entry\'s reason code (KILN_REP_UNCOVERED_*) and detail say why. Nothing was evaluated.',
+    hint: 'The entry\'s reason code says why the build could not cover it; import the package on a route that does not need a representation, or change the export so it can be covered.',
+  },
   KILN_REP_UNCOVERED_BUNDLE_FAILED: {
     severity: 'warning',
     outcome: 'degraded',
@@ -575,6 +655,22 @@ export const CODES = {
     meaning:
       'It is an interface, a type alias or an ambient (declare) declaration: the built JavaScript does not export it, so there is nothing to execute. It is listed as uncovered by design.',
     hint: 'Nothing to do: types are read from the declaration files, not from the representation.',
+  },
+  KILN_REP_UNREADABLE: {
+    severity: 'error',
+    outcome: 'refused',
+    title: 'A representation file could not be read',
+    meaning:
+      'The path exists but could not be opened or read (permissions, a directory, an I/O error). Nothing was evaluated.',
+    hint: 'Check that the path is a readable file (permissions, not a directory).',
+  },
+  KILN_REP_UNSUPPORTED_VERSION: {
+    severity: 'error',
+    outcome: 'refused',
+    title: 'A representation is in a format version this runtime does not read',
+    meaning:
+      'It was refused having read only the version-independent prefix (and, when it reads cleanly, the package name and version), before anything version-specific was interpreted. The package and its manifest stay valid.',
+    hint: 'Install a @kiln/runtime that reads this format version, or a version of the package built by a kiln whose format this runtime reads; the package itself stays usable on routes that do not need a representation.',
   },
   KILN_STACK_LINE_UNPARSED: {
     severity: 'warning',

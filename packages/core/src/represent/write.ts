@@ -61,6 +61,6 @@ export async function writeRepresentation(opts: ProduceOptions): Promise<Written
 export function describeWritten(w: WrittenRepresentation): string {
   const reasons = Object.entries(w.uncovered)
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([r, n]) => `${n} ${r.replace('KILN_REP_UNCOVERED_', '').toLowerCase().replaceAll('_', '-')}`);
+    .map(([r, n]) => `${n} ${r.replace(/^KILN_REP_UNCOVERED_/, '').toLowerCase().replaceAll('_', '-')}`);
   return `${w.file}: ${w.entries} export${w.entries === 1 ? '' : 's'}, ${w.covered} covered${reasons.length ? ` (uncovered: ${reasons.join(', ')})` : ''}, ${w.payloads} payload${w.payloads === 1 ? '' : 's'}, ${(w.bytes / 1000).toFixed(1)} kB`;
 }

@@ -1,0 +1,553 @@
+/**
+ * Opens `kiln.rep` (format.ts's layout) and reads it selectively with explicit positioned reads,
+ * counting every byte read (`bytesRead`), so that looking up 3 entries of 400 and loading their payloads
+ * provably reads the prefix, header, index (KEYS, INFO, TABLE, DICT), seal and those payloads only.
+ *
+ * Invariants:
+ * - Synchronous on purpose: a payload's `require('./x')` inside node:vm must load another payload
+ *   synchronously, so the whole read path is `fs.readSync` at explicit positions.
+ * - Refusal order: no file → KILN_REP_NOT_FOUND; bad magic → KILN_REP_NOT_A_REPRESENTATION; unknown
+ *   format → KILN_REP_UNSUPPORTED_VERSION having read only the stable prefix and the label; then sizes
+ *   (every count and length checked against the bytes present before anything is allocated) →
+ *   KILN_REP_CORRUPT; then the seal → KILN_REP_INTEGRITY; then the structure → KILN_REP_CORRUPT.
+ * - A payload's SHA-256 is checked before it is decompressed or returned (KILN_REP_INTEGRITY); it is
+ *   decompressed with its declared raw length as the output bound, so a bomb cannot allocate more.
+ * - Only RepError leaves this module for any input bytes (the fuzz suite holds it to that).
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { brotliDecompressSync, inflateRawSync } from 'node:zlib';
+import { RepError, repError, type RepErrorCode } from './errors.js';
+import {
+  COMPRESSION,
+  COMPRESSION_NAMES,
+  HASH,
+  INDEX_RECORD,
+  LIMITS,
+  MAGIC,
+  MAX_DICTIONARY,
+  NO_PAYLOAD,
+  PREFIX,
+  REPRESENTATION_FORMAT,
+  SEAL_SIZE,
+  TABLE_RECORD,
+  utf8Strict,
+  type Compression,
+} from './format.js';
+import type { RepEntry, RepHeader, RepPayload, Representation } from './model.js';
+
+/** Where a payload's stored bytes are and what they should be (the table record, decoded). */
+export interface RepPayloadInfo {
+  name: string;
+  /** Absolute offset of the stored bytes in the file. */
+  offset: number;
+  storedLength: number;
+  rawLength: number;
+  compression: Compression;
+  /** Hex SHA-256 of the stored bytes. */
+  sha256: string;
+}
+
+/** Byte lengths of the sections, as the prefix declares them (and the file confirms). */
+export interface RepSections {
+  prefix: number;
+  header: number;
+  index: number;
+  keys: number;
+  info: number;
+  table: number;
+  dict: number;
+  seal: number;
+  payloads: number;
+  total: number;
+}
+
+export interface RepReader {
+  readonly header: RepHeader;
+  readonly entryCount: number;
+  readonly payloadCount: number;
+  readonly sections: RepSections;
+  /** Bytes read from the source so far (open + lookups + payloads). */
+  readonly bytesRead: number;
+  /** Binary search of the index by surface identity; decodes only the entry found. */
+  lookup(surface: string): RepEntry | undefined;
+  /** Every entry, in index order (for inspection). */
+  entries(): RepEntry[];
+  /** Payload `i`: stored bytes read, integrity checked, then decompressed; cached. */
+  payload(i: number): RepPayload;
+  payloadInfo(i: number): RepPayloadInfo;
+  /** Index of the payload with this name, if any. */
+  payloadIndex(name: string): number | undefined;
+  close(): void;
+}
+
+export interface OpenOptions {
+  /** Checked against the file size before anything is allocated (default LIMITS.maxTotal). */
+  maxTotal?: number;
+}
+
+interface Source {
+  size: number;
+  read(pos: number, len: number): Buffer;
+  close(): void;
+}
+
+function fileSource(path: string): Source {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') throw repError('KILN_REP_NOT_FOUND', `no representation at ${path}`, {}, e);
+    throw repError('KILN_REP_UNREADABLE', `cannot open ${path}: ${(e as Error).message}`, {}, e);
+  }
+  let size: number;
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw new Error('not a regular file');
+    size = st.size;
+  } catch (e) {
+    closeSync(fd);
+    throw repError('KILN_REP_UNREADABLE', `cannot read ${path}: ${(e as Error).message}`, {}, e);
+  }
+  let open = true;
+  return {
+    size,
+    read(pos, len) {
+      const buf = Buffer.allocUnsafe(len);
+      let got = 0;
+      while (got < len) {
+        let n: number;
+        try {
+          n = readSync(fd, buf, got, len - got, pos + got);
+        } catch (e) {
+          throw repError('KILN_REP_UNREADABLE', `cannot read ${path}: ${(e as Error).message}`, {}, e);
+        }
+        if (n === 0) throw repError('KILN_REP_CORRUPT', `${path} ended at byte ${pos + got} (it changed while being read)`);
+        got += n;
+      }
+      return buf;
+    },
+    close() {
+      if (open) closeSync(fd);
+      open = false;
+    },
+  };
+}
+
+function bytesSource(bytes: Uint8Array): Source {
+  const b = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return { size: b.length, read: (pos, len) => b.subarray(pos, pos + len), close() {} };
+}
+
+/** Reads a stable-contract string (u16 length + UTF-8) at `pos`, or undefined when it does not read cleanly. */
+function tryLabelString(src: Source, pos: number, count: (n: number) => void): [string, number] | undefined {
+  if (pos + 2 > src.size) return undefined;
+  const len = src.read(pos, 2).readUInt16LE(0);
+  count(2);
+  if (len === 0 || pos + 2 + len > src.size) return undefined;
+  const b = src.read(pos + 2, len);
+  count(len);
+  try {
+    return [utf8Strict.decode(b), pos + 2 + len];
+  } catch {
+    return undefined;
+  }
+}
+
+/** Opens a representation from a file path or its bytes. Throws RepError (only) on any refusal. */
+export function openRepresentation(source: string | Uint8Array, opts: OpenOptions = {}): RepReader {
+  const src = typeof source === 'string' ? fileSource(source) : bytesSource(source);
+  try {
+    return new Reader(src, opts);
+  } catch (e) {
+    src.close();
+    throw e;
+  }
+}
+
+/** Opens, reads every entry and payload, closes: the decoded model (round trips encodeRepresentation). */
+export function readRepresentation(source: string | Uint8Array, opts?: OpenOptions): Representation {
+  const r = openRepresentation(source, opts);
+  try {
+    const payloads: RepPayload[] = [];
+    for (let i = 0; i < r.payloadCount; i++) payloads.push(r.payload(i));
+    return { header: r.header, entries: r.entries(), payloads };
+  } finally {
+    r.close();
+  }
+}
+
+class Reader implements RepReader {
+  readonly header: RepHeader;
+  readonly entryCount: number;
+  readonly payloadCount: number;
+  readonly sections: RepSections;
+  bytesRead = 0;
+  private readonly src: Source;
+  /** INDEX, KEYS, INFO (stored), TABLE and DICT (stored): read once, at open, behind the seal. */
+  private readonly index: Buffer;
+  private readonly keys: Buffer;
+  private readonly infoStored: Buffer;
+  private readonly infoRawLength: number;
+  private infoRaw: Buffer | undefined;
+  private readonly table: Buffer;
+  private readonly dictStored: Buffer;
+  private readonly dictRawLength: number;
+  private dictRaw: Buffer | undefined;
+  private readonly payloadsStart: number;
+  private readonly cache = new Map<number, RepPayload>();
+  private names: Map<string, number> | undefined;
+
+  constructor(src: Source, opts: OpenOptions) {
+    this.src = src;
+    const size = src.size;
+    const count = (n: number) => (this.bytesRead += n);
+    const read = (pos: number, len: number) => {
+      count(len);
+      return src.read(pos, len);
+    };
+    const maxTotal = Math.min(opts.maxTotal ?? LIMITS.maxTotal, LIMITS.maxTotal);
+
+    // 1. Magic: anything that does not start with it is not a representation at all.
+    const head = read(0, Math.min(size, PREFIX.stable));
+    if (head.length < MAGIC.length || !head.subarray(0, MAGIC.length).equals(MAGIC)) {
+      throw repError('KILN_REP_NOT_A_REPRESENTATION', `not a kiln representation (the first ${MAGIC.length} bytes are not its magic)`);
+    }
+    if (head.length < PREFIX.stable) throw repError('KILN_REP_CORRUPT', `truncated: ${size} bytes, shorter than the format prefix`);
+
+    // 2. Format version, before anything version-specific. Only the stable label is read to name it.
+    const format = head.readUInt32LE(PREFIX.format);
+    if (format !== REPRESENTATION_FORMAT) {
+      const prefixLength = head.readUInt32LE(PREFIX.prefixLength);
+      let label: { pkg: string; version: string } | undefined;
+      if (prefixLength >= PREFIX.stable && prefixLength <= LIMITS.maxHeader) {
+        const pkg = tryLabelString(src, prefixLength, count);
+        const ver = pkg && tryLabelString(src, pkg[1], count);
+        if (pkg && ver) label = { pkg: pkg[0], version: ver[0] };
+      }
+      const requirement = `representation format ${REPRESENTATION_FORMAT}`;
+      throw repError(
+        'KILN_REP_UNSUPPORTED_VERSION',
+        label
+          ? `${label.pkg}@${label.version}: its representation is format ${format}; this runtime reads format ${REPRESENTATION_FORMAT}`
+          : `representation format ${format} (the package and version could not be read); this runtime reads format ${REPRESENTATION_FORMAT}`,
+        { package: label?.pkg, version: label?.version, requirement },
+      );
+    }
+
+    // 3. Sizes: every declared length checked against the bytes present before allocating.
+    if (size < PREFIX.size) throw repError('KILN_REP_CORRUPT', `truncated: ${size} bytes, shorter than the ${PREFIX.size}-byte prefix`);
+    if (size > maxTotal) throw repError('KILN_REP_CORRUPT', `${size} bytes, over the limit of ${maxTotal}`);
+    const prefix = Buffer.concat([head, read(PREFIX.stable, PREFIX.size - PREFIX.stable)]);
+    const u = (o: number) => prefix.readUInt32LE(o);
+    const corrupt = (m: string): never => {
+      throw repError('KILN_REP_CORRUPT', m);
+    };
+    const over = (what: string, n: number, limit: number) => {
+      if (n > limit) corrupt(`${what} ${n}, over the limit of ${limit}`);
+    };
+    if (u(PREFIX.prefixLength) !== PREFIX.size) corrupt(`prefix length ${u(PREFIX.prefixLength)}, expected ${PREFIX.size}`);
+    if (u(PREFIX.flags) !== 0) corrupt(`unknown flags ${u(PREFIX.flags)}`);
+    const headerLength = u(PREFIX.headerLength);
+    const entryCount = u(PREFIX.entryCount);
+    const keysLength = u(PREFIX.keysLength);
+    const infoLength = u(PREFIX.infoLength);
+    const infoRawLength = u(PREFIX.infoRawLength);
+    const payloadCount = u(PREFIX.payloadCount);
+    const dictLength = u(PREFIX.dictLength);
+    const dictRawLength = u(PREFIX.dictRawLength);
+    const payloadsLength = u(PREFIX.payloadsLength);
+    over('header length', headerLength, LIMITS.maxHeader);
+    over('entry count', entryCount, LIMITS.maxEntries);
+    over('payload count', payloadCount, LIMITS.maxPayloads);
+    over('KEYS length', keysLength, LIMITS.maxKeys);
+    over('INFO length', infoLength, LIMITS.maxInfo);
+    over('INFO raw length', infoRawLength, LIMITS.maxInfo);
+    over('DICT raw length', dictRawLength, MAX_DICTIONARY);
+    over('DICT length', dictLength, 2 * MAX_DICTIONARY + 32);
+    if ((dictLength === 0) !== (dictRawLength === 0) || (dictLength > 0 && dictLength <= 32)) corrupt('DICT lengths disagree');
+    const indexLength = entryCount * INDEX_RECORD.size;
+    const tableLength = payloadCount * TABLE_RECORD.size;
+    const lengths = [PREFIX.size, headerLength, indexLength, keysLength, infoLength, tableLength, dictLength];
+    const sealAt = lengths.reduce((x, y) => x + y, 0);
+    const total = sealAt + SEAL_SIZE + payloadsLength; // < 2^53: every term is bounded above
+    if (total !== size) corrupt(`the sections add up to ${total} bytes but the representation has ${size}${total > size ? ' (truncated)' : ''}`);
+    this.sections = {
+      prefix: PREFIX.size,
+      header: headerLength,
+      index: indexLength,
+      keys: keysLength,
+      info: infoLength,
+      table: tableLength,
+      dict: dictLength,
+      seal: SEAL_SIZE,
+      payloads: payloadsLength,
+      total,
+    };
+
+    // 4. The seal over prefix..dict.
+    const meta = read(PREFIX.size, sealAt + SEAL_SIZE - PREFIX.size);
+    const digest = createHash(HASH).update(prefix).update(meta.subarray(0, sealAt - PREFIX.size)).digest();
+    if (!timingSafeEqual(digest, meta.subarray(sealAt - PREFIX.size))) {
+      throw repError('KILN_REP_INTEGRITY', 'the header and index do not match their integrity hash (the file was altered after it was written)');
+    }
+
+    // 5. Structure. The header first, so later refusals can name the package.
+    let p = 0;
+    const hb = meta.subarray(0, headerLength);
+    const hstr = (what: string): string => {
+      if (p + 2 > hb.length) corrupt(`header ends inside ${what}`);
+      const len = hb.readUInt16LE(p);
+      if (p + 2 + len > hb.length) corrupt(`header ends inside ${what}`);
+      const s = decode(hb.subarray(p + 2, p + 2 + len), what);
+      p += 2 + len;
+      return s;
+    };
+    const pkg = hstr('the package name');
+    const version = hstr('the version');
+    const producer = hstr('the producer');
+    const node = hstr('requirements.node');
+    if (p + 2 > hb.length) corrupt('header ends inside the feature count');
+    const featureCount = hb.readUInt16LE(p);
+    p += 2;
+    over('feature count', featureCount, LIMITS.maxFeatures);
+    const features: string[] = [];
+    for (let i = 0; i < featureCount; i++) features.push(hstr(`feature ${i}`));
+    if (p !== hb.length) corrupt(`${hb.length - p} unexpected bytes at the end of the header`);
+    this.header = { format, producer, package: pkg, version, requirements: { node, features } };
+    const bad = (m: string): never => {
+      throw repError('KILN_REP_CORRUPT', `${pkg}@${version}: ${m}`, { package: pkg, version });
+    };
+
+    let o = headerLength;
+    this.index = meta.subarray(o, (o += indexLength));
+    this.keys = meta.subarray(o, (o += keysLength));
+    this.infoStored = meta.subarray(o, (o += infoLength));
+    this.infoRawLength = infoRawLength;
+    this.table = meta.subarray(o, (o += tableLength));
+    this.dictStored = meta.subarray(o, (o += dictLength));
+    this.dictRawLength = dictRawLength;
+    this.payloadsStart = sealAt + SEAL_SIZE;
+    this.entryCount = entryCount;
+    this.payloadCount = payloadCount;
+
+    // Records: in range, keys contiguous (each starts where the previous ended), sorted and unique.
+    let keyEnd = 0;
+    let prev: Buffer | undefined;
+    for (let i = 0; i < entryCount; i++) {
+      const at = i * INDEX_RECORD.size;
+      const keyOff = this.index.readUInt32LE(at + INDEX_RECORD.keyOffset);
+      const keyLen = this.index.readUInt16LE(at + INDEX_RECORD.keyLength);
+      if (keyOff !== keyEnd || keyLen > keysLength - keyOff) bad(`index entry ${i}'s key is not where the previous one ended`);
+      keyEnd = keyOff + keyLen;
+      const covered = this.index.readUInt8(at + INDEX_RECORD.covered);
+      const payload = this.index.readUInt32LE(at + INDEX_RECORD.payload);
+      if (this.index.readUInt8(at + INDEX_RECORD.zero) !== 0) bad(`index entry ${i} has a non-zero reserved byte`);
+      if (covered === 1) {
+        if (payload >= payloadCount) bad(`index entry ${i} names payload ${payload} of ${payloadCount}`);
+      } else if (covered !== 0 || payload !== NO_PAYLOAD) bad(`index entry ${i} has an invalid coverage record`);
+      if (this.index.readUInt32LE(at + INDEX_RECORD.infoOffset) >= infoRawLength) bad(`index entry ${i} points outside INFO`);
+      const key = this.keys.subarray(keyOff, keyEnd);
+      if (prev !== undefined) {
+        const c = Buffer.compare(prev, key);
+        if (c === 0) bad(`index entry ${i} duplicates the previous surface`);
+        if (c > 0) bad(`index entry ${i} is out of code-point order`);
+      }
+      prev = key;
+    }
+    if (keyEnd !== keysLength) bad(`${keysLength - keyEnd} bytes of KEYS belong to no entry`);
+    for (let i = 0; i < payloadCount; i++) {
+      const at = i * TABLE_RECORD.size;
+      if (this.table.readUInt32LE(at + TABLE_RECORD.nameOffset) >= infoRawLength) bad(`payload ${i}'s name points outside INFO`);
+      const off = this.table.readUInt32LE(at + TABLE_RECORD.offset);
+      const stored = this.table.readUInt32LE(at + TABLE_RECORD.storedLength);
+      const raw = this.table.readUInt32LE(at + TABLE_RECORD.rawLength);
+      const comp = this.table.readUInt8(at + TABLE_RECORD.compression);
+      if (off > payloadsLength || stored > payloadsLength - off) bad(`payload ${i} lies outside the payload section`);
+      if (raw > LIMITS.maxPayload || stored > LIMITS.maxPayload) bad(`payload ${i} is over the size limit`);
+      if (comp >= COMPRESSION_NAMES.length) bad(`payload ${i} has unknown compression ${comp}`);
+      if (comp === COMPRESSION.none && raw !== stored) bad(`payload ${i} is stored uncompressed but its lengths differ`);
+      if (comp === COMPRESSION['deflate-dict'] && dictRawLength === 0) bad(`payload ${i} needs the dictionary, and there is none`);
+      if (this.table.readUIntLE(at + TABLE_RECORD.compression + 1, 3) !== 0) bad(`payload ${i} has non-zero padding`);
+    }
+  }
+
+  private get subject() {
+    return { package: this.header.package, version: this.header.version };
+  }
+
+  /** A brotli block of the sealed metadata, bounded by its declared raw length. */
+  private inflateBlock(stored: Buffer, rawLength: number, what: string): Buffer {
+    let raw: Buffer;
+    try {
+      raw = brotliDecompressSync(stored, { maxOutputLength: Math.max(1, rawLength) });
+    } catch (e) {
+      throw repError('KILN_REP_CORRUPT', `${this.header.package}@${this.header.version}: ${what} does not decompress`, this.subject, e);
+    }
+    if (raw.length !== rawLength) {
+      throw repError('KILN_REP_CORRUPT', `${this.header.package}@${this.header.version}: ${what} decompresses to ${raw.length} bytes, not ${rawLength}`, this.subject);
+    }
+    return raw;
+  }
+
+  private get info(): Buffer {
+    return (this.infoRaw ??= this.inflateBlock(this.infoStored, this.infoRawLength, 'INFO'));
+  }
+
+  /** The deflate dictionary, its own hash checked before it is decompressed. */
+  private get dictionary(): Buffer {
+    if (this.dictRaw === undefined) {
+      const block = this.dictStored.subarray(32);
+      if (!timingSafeEqual(createHash(HASH).update(block).digest(), this.dictStored.subarray(0, 32))) {
+        throw repError('KILN_REP_INTEGRITY', `${this.header.package}@${this.header.version}: the payload dictionary does not match its integrity hash`, this.subject);
+      }
+      this.dictRaw = this.inflateBlock(block, this.dictRawLength, 'the dictionary');
+    }
+    return this.dictRaw;
+  }
+
+  /** INFO strings at `pos` (u16 length + UTF-8 each). */
+  private infoStrings(pos: number, n: number, what: string): string[] {
+    const info = this.info;
+    const out: string[] = [];
+    for (let k = 0; k < n; k++) {
+      if (pos + 2 > info.length) throw repError('KILN_REP_CORRUPT', `${this.header.package}@${this.header.version}: ${what} runs past INFO`, this.subject);
+      const len = info.readUInt16LE(pos);
+      if (pos + 2 + len > info.length) throw repError('KILN_REP_CORRUPT', `${this.header.package}@${this.header.version}: ${what} runs past INFO`, this.subject);
+      out.push(decode(info.subarray(pos + 2, pos + 2 + len), what, this.header));
+      pos += 2 + len;
+    }
+    return out;
+  }
+
+  private key(i: number): Buffer {
+    const at = i * INDEX_RECORD.size;
+    const off = this.index.readUInt32LE(at + INDEX_RECORD.keyOffset);
+    return this.keys.subarray(off, off + this.index.readUInt16LE(at + INDEX_RECORD.keyLength));
+  }
+
+  private entryAt(i: number): RepEntry {
+    const at = i * INDEX_RECORD.size;
+    const surface = decode(this.key(i), `index entry ${i}`, this.header);
+    const [declaring, kind, a, b] = this.infoStrings(this.index.readUInt32LE(at + INDEX_RECORD.infoOffset), 4, surface) as [string, string, string, string];
+    if (this.index.readUInt8(at + INDEX_RECORD.covered) === 1) {
+      return { surface, declaring, kind, coverage: { covered: true, payload: this.index.readUInt32LE(at + INDEX_RECORD.payload), export: a } };
+    }
+    return { surface, declaring, kind, coverage: { covered: false, reason: a, detail: b } };
+  }
+
+  lookup(surface: string): RepEntry | undefined {
+    const key = Buffer.from(surface, 'utf8');
+    let lo = 0;
+    let hi = this.entryCount - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const c = Buffer.compare(this.key(mid), key);
+      if (c === 0) return this.entryAt(mid);
+      if (c < 0) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return undefined;
+  }
+
+  entries(): RepEntry[] {
+    const out: RepEntry[] = [];
+    for (let i = 0; i < this.entryCount; i++) out.push(this.entryAt(i));
+    return out;
+  }
+
+  private nameAt(i: number): string {
+    return this.infoStrings(this.table.readUInt32LE(i * TABLE_RECORD.size + TABLE_RECORD.nameOffset), 1, `payload ${i}'s name`)[0]!;
+  }
+
+  payloadInfo(i: number): RepPayloadInfo {
+    this.checkPayloadIndex(i);
+    const at = i * TABLE_RECORD.size;
+    const t = this.table;
+    return {
+      name: this.nameAt(i),
+      offset: this.payloadsStart + t.readUInt32LE(at + TABLE_RECORD.offset),
+      storedLength: t.readUInt32LE(at + TABLE_RECORD.storedLength),
+      rawLength: t.readUInt32LE(at + TABLE_RECORD.rawLength),
+      compression: COMPRESSION_NAMES[t.readUInt8(at + TABLE_RECORD.compression)]!,
+      sha256: t.subarray(at + TABLE_RECORD.sha256, at + TABLE_RECORD.sha256 + 32).toString('hex'),
+    };
+  }
+
+  payloadIndex(name: string): number | undefined {
+    if (this.names === undefined) {
+      const names = new Map<string, number>();
+      for (let i = 0; i < this.payloadCount; i++) {
+        const n = this.nameAt(i);
+        if (n.length === 0) throw repError('KILN_REP_CORRUPT', `${this.header.package}@${this.header.version}: payload ${i} has no name`, this.subject);
+        if (names.has(n)) throw repError('KILN_REP_CORRUPT', `${this.header.package}@${this.header.version}: payload name ${n} is used twice`, this.subject);
+        names.set(n, i);
+      }
+      this.names = names;
+    }
+    return this.names.get(name);
+  }
+
+  payload(i: number): RepPayload {
+    const hit = this.cache.get(i);
+    if (hit) return hit;
+    const info = this.payloadInfo(i);
+    const where = `${this.header.package}@${this.header.version}: payload ${info.name}`;
+    this.bytesRead += info.storedLength;
+    const stored = this.src.read(info.offset, info.storedLength);
+    // Integrity before anything else looks at the bytes.
+    const at = i * TABLE_RECORD.size + TABLE_RECORD.sha256;
+    if (!timingSafeEqual(createHash(HASH).update(stored).digest(), this.table.subarray(at, at + 32))) {
+      throw repError('KILN_REP_INTEGRITY', `${where} does not match its integrity hash (the file was altered after it was written)`, {
+        ...this.subject,
+        requirement: info.name,
+      });
+    }
+    let raw: Buffer;
+    try {
+      const bound = { maxOutputLength: Math.max(1, info.rawLength) };
+      switch (info.compression) {
+        case 'none':
+          raw = stored;
+          break;
+        case 'deflate':
+          raw = inflateRawSync(stored, bound);
+          break;
+        case 'deflate-dict':
+          raw = inflateRawSync(stored, { ...bound, dictionary: this.dictionary });
+          break;
+        case 'brotli':
+          raw = brotliDecompressSync(stored, bound);
+          break;
+      }
+    } catch (e) {
+      if (e instanceof RepError) throw e;
+      throw repError('KILN_REP_CORRUPT', `${where} does not decompress (${(e as Error).message})`, this.subject, e);
+    }
+    if (raw.length !== info.rawLength) throw repError('KILN_REP_CORRUPT', `${where} decompresses to ${raw.length} bytes, not ${info.rawLength}`, this.subject);
+    const p: RepPayload = { name: info.name, code: decode(raw, where, this.header) };
+    this.cache.set(i, p);
+    return p;
+  }
+
+  private checkPayloadIndex(i: number): void {
+    if (!Number.isInteger(i) || i < 0 || i >= this.payloadCount) {
+      throw new RangeError(`payload index ${i} out of range (${this.payloadCount} payloads)`);
+    }
+  }
+
+  close(): void {
+    this.src.close();
+  }
+}
+
+function decode(b: Buffer, what: string, header?: RepHeader): string {
+  try {
+    return utf8Strict.decode(b);
+  } catch {
+    const code: RepErrorCode = 'KILN_REP_CORRUPT';
+    const who = header ? `${header.package}@${header.version}: ` : '';
+    throw repError(code, `${who}${what} is not valid UTF-8`, header ? { package: header.package, version: header.version } : {});
+  }
+}

@@ -1,0 +1,242 @@
+/**
+ * Encodes a `Representation` into the bytes of `kiln.rep` (format.ts's layout).
+ *
+ * Invariants:
+ * - Deterministic: the same representation (and options) gives the same bytes — INFO is built in index
+ *   order, the dictionary by a total order over lines, compression has fixed parameters, nothing time-
+ *   or machine-dependent.
+ * - Refuses (KILN_REP_INVALID) a model that breaks the data model's invariants rather than writing a
+ *   file a reader would refuse: entries sorted in code-point order and unique, payload indices in range,
+ *   payload names unique and non-empty, every string and count within format.ts's LIMITS.
+ * - A payload is stored compressed only when that makes it smaller (else `none`).
+ */
+import { createHash } from 'node:crypto';
+import { brotliCompressSync, constants as zc, deflateRawSync } from 'node:zlib';
+import { repError } from './errors.js';
+import {
+  COMPRESSION,
+  DEFAULT_COMPRESSION,
+  HASH,
+  INDEX_RECORD,
+  LIMITS,
+  MAGIC,
+  MAX_DICTIONARY,
+  NO_PAYLOAD,
+  PREFIX,
+  REPRESENTATION_FORMAT,
+  SEAL_SIZE,
+  TABLE_RECORD,
+  type Compression,
+} from './format.js';
+import type { Representation } from './model.js';
+
+export interface EncodeOptions {
+  /** How payloads are stored (default: DEFAULT_COMPRESSION, chosen by measurement). */
+  compression?: Compression;
+}
+
+function invalid(rep: Representation, message: string): never {
+  throw repError('KILN_REP_INVALID', message, { package: rep.header?.package, version: rep.header?.version });
+}
+
+/** Brotli at fixed parameters (deterministic): INFO, DICT, and `brotli` payloads. */
+export function brotli(raw: Uint8Array): Buffer {
+  return brotliCompressSync(raw, {
+    params: {
+      [zc.BROTLI_PARAM_MODE]: zc.BROTLI_MODE_TEXT,
+      [zc.BROTLI_PARAM_QUALITY]: zc.BROTLI_MAX_QUALITY,
+      [zc.BROTLI_PARAM_SIZE_HINT]: raw.length,
+    },
+  });
+}
+
+/**
+ * The deflate preset dictionary: lines that occur in at least two payloads, ranked by the bytes they
+ * would save ((occurrences - 1) × length; ties in code-point order), up to deflate's 32 KiB window, the
+ * most valuable last (deflate reaches near data with shorter distances).
+ */
+export function buildDictionary(codes: readonly string[]): Buffer {
+  const counts = new Map<string, number>();
+  for (const code of codes) {
+    for (const line of new Set(code.split('\n'))) if (line.trim().length > 3) counts.set(line, (counts.get(line) ?? 0) + 1);
+  }
+  const ranked = [...counts]
+    .filter(([, n]) => n >= 2)
+    .map(([line, n]) => ({ line, gain: (n - 1) * Buffer.byteLength(line) }))
+    .sort((a, b) => b.gain - a.gain || (a.line < b.line ? -1 : a.line > b.line ? 1 : 0));
+  const picked: string[] = [];
+  let size = 0;
+  for (const { line } of ranked) {
+    const n = Buffer.byteLength(line) + 1;
+    if (size + n > MAX_DICTIONARY) continue;
+    picked.push(line);
+    size += n;
+  }
+  return picked.length === 0 ? Buffer.alloc(0) : Buffer.from(picked.reverse().join('\n') + '\n', 'utf8');
+}
+
+export function compressPayload(raw: Uint8Array, compression: Compression, dictionary?: Uint8Array): Uint8Array {
+  switch (compression) {
+    case 'none':
+      return raw;
+    case 'deflate':
+      return deflateRawSync(raw, { level: 9, memLevel: 9 });
+    case 'deflate-dict':
+      return deflateRawSync(raw, { level: 9, memLevel: 9, ...(dictionary && dictionary.length > 0 ? { dictionary } : {}) });
+    case 'brotli':
+      return brotli(raw);
+  }
+}
+
+export function encodeRepresentation(rep: Representation, opts: EncodeOptions = {}): Uint8Array {
+  let compression = opts.compression ?? DEFAULT_COMPRESSION;
+  if (!Object.prototype.hasOwnProperty.call(COMPRESSION, compression)) invalid(rep, `unknown compression ${String(compression)}`);
+  const { header, entries, payloads } = rep;
+  if (header.format !== REPRESENTATION_FORMAT) {
+    invalid(rep, `header.format is ${header.format}; this writer writes format ${REPRESENTATION_FORMAT}`);
+  }
+  if (entries.length > LIMITS.maxEntries) invalid(rep, `${entries.length} entries (limit ${LIMITS.maxEntries})`);
+  if (payloads.length > LIMITS.maxPayloads) invalid(rep, `${payloads.length} payloads (limit ${LIMITS.maxPayloads})`);
+
+  const bytesOf = (s: unknown, what: string): Buffer => {
+    if (typeof s !== 'string') invalid(rep, `${what} is not a string`);
+    const b = Buffer.from(s, 'utf8');
+    if (b.length > LIMITS.maxString) invalid(rep, `${what} is ${b.length} bytes (limit ${LIMITS.maxString})`);
+    if (b.toString('utf8') !== s) invalid(rep, `${what} is not valid Unicode (lone surrogate)`);
+    return b;
+  };
+  /** `str`: u16 length + bytes, appended to `parts`. */
+  const str = (parts: Buffer[], s: unknown, what: string): number => {
+    const b = bytesOf(s, what);
+    const len = Buffer.alloc(2);
+    len.writeUInt16LE(b.length);
+    parts.push(len, b);
+    return 2 + b.length;
+  };
+
+  // HEADER
+  const hparts: Buffer[] = [];
+  str(hparts, header.package, 'header.package');
+  str(hparts, header.version, 'header.version');
+  str(hparts, header.producer, 'header.producer');
+  str(hparts, header.requirements.node, 'header.requirements.node');
+  const features = header.requirements.features;
+  if (features.length > LIMITS.maxFeatures) invalid(rep, `${features.length} features (limit ${LIMITS.maxFeatures})`);
+  const fc = Buffer.alloc(2);
+  fc.writeUInt16LE(features.length);
+  hparts.push(fc);
+  features.forEach((f, i) => str(hparts, f, `header.requirements.features[${i}]`));
+  const headerBytes = Buffer.concat(hparts);
+  if (headerBytes.length > LIMITS.maxHeader) invalid(rep, `header is ${headerBytes.length} bytes (limit ${LIMITS.maxHeader})`);
+
+  // INDEX, KEYS, INFO (entries)
+  const index = Buffer.alloc(entries.length * INDEX_RECORD.size);
+  const keys: Buffer[] = [];
+  let keysLength = 0;
+  const info: Buffer[] = [];
+  let infoLength = 0;
+  let prev: Buffer | undefined;
+  entries.forEach((e, i) => {
+    const at = i * INDEX_RECORD.size;
+    const key = bytesOf(e.surface, `entries[${i}].surface`);
+    if (prev !== undefined) {
+      const c = Buffer.compare(prev, key);
+      if (c === 0) invalid(rep, `duplicate entry ${e.surface}`);
+      if (c > 0) invalid(rep, `entries are not sorted in code-point order at ${e.surface}`);
+    }
+    prev = key;
+    index.writeUInt32LE(keysLength, at + INDEX_RECORD.keyOffset);
+    index.writeUInt16LE(key.length, at + INDEX_RECORD.keyLength);
+    keys.push(key);
+    keysLength += key.length;
+    index.writeUInt32LE(infoLength, at + INDEX_RECORD.infoOffset);
+    infoLength += str(info, e.declaring, `${e.surface} declaring`);
+    infoLength += str(info, e.kind, `${e.surface} kind`);
+    const cov = e.coverage;
+    if (cov?.covered === true) {
+      if (!Number.isInteger(cov.payload) || cov.payload < 0 || cov.payload >= payloads.length) {
+        invalid(rep, `${e.surface}: payload index ${cov.payload} out of range (${payloads.length} payloads)`);
+      }
+      infoLength += str(info, cov.export, `${e.surface} export`);
+      infoLength += str(info, '', `${e.surface}`);
+      index.writeUInt8(1, at + INDEX_RECORD.covered);
+      index.writeUInt32LE(cov.payload, at + INDEX_RECORD.payload);
+    } else if (cov?.covered === false) {
+      infoLength += str(info, cov.reason, `${e.surface} reason`);
+      infoLength += str(info, cov.detail, `${e.surface} detail`);
+      index.writeUInt8(0, at + INDEX_RECORD.covered);
+      index.writeUInt32LE(NO_PAYLOAD, at + INDEX_RECORD.payload);
+    } else invalid(rep, `${e.surface}: coverage.covered is neither true nor false`);
+  });
+
+  // TABLE, INFO (payload names), DICT, PAYLOADS
+  const names = new Set<string>();
+  const raws = payloads.map((p, i) => {
+    if (typeof p?.name !== 'string' || p.name.length === 0) invalid(rep, `payloads[${i}] has no name`);
+    if (names.has(p.name)) invalid(rep, `payload name ${p.name} is used twice`);
+    names.add(p.name);
+    if (typeof p.code !== 'string') invalid(rep, `payload ${p.name}: code is not a string`);
+    const raw = Buffer.from(p.code, 'utf8');
+    if (raw.toString('utf8') !== p.code) invalid(rep, `payload ${p.name}: code is not valid Unicode`);
+    if (raw.length > LIMITS.maxPayload) invalid(rep, `payload ${p.name} is ${raw.length} bytes (limit ${LIMITS.maxPayload})`);
+    return raw;
+  });
+  let dictionary: Buffer = Buffer.alloc(0);
+  if (compression === 'deflate-dict') {
+    dictionary = buildDictionary(payloads.map((p) => p.code));
+    if (dictionary.length === 0) compression = 'deflate';
+  }
+  const table = Buffer.alloc(payloads.length * TABLE_RECORD.size);
+  const stored: Uint8Array[] = [];
+  let payloadsLength = 0;
+  let dictUsed = false;
+  payloads.forEach((p, i) => {
+    const raw = raws[i]!;
+    let method: Compression = compression;
+    let bytes = compressPayload(raw, compression, dictionary);
+    if (bytes.length >= raw.length) [method, bytes] = ['none', raw];
+    if (method === 'deflate-dict') dictUsed = true;
+    const at = i * TABLE_RECORD.size;
+    table.writeUInt32LE(infoLength, at + TABLE_RECORD.nameOffset);
+    infoLength += str(info, p.name, `payloads[${i}].name`);
+    table.writeUInt32LE(payloadsLength, at + TABLE_RECORD.offset);
+    table.writeUInt32LE(bytes.length, at + TABLE_RECORD.storedLength);
+    table.writeUInt32LE(raw.length, at + TABLE_RECORD.rawLength);
+    table.writeUInt8(COMPRESSION[method], at + TABLE_RECORD.compression);
+    createHash(HASH).update(bytes).digest().copy(table, at + TABLE_RECORD.sha256);
+    stored.push(bytes);
+    payloadsLength += bytes.length;
+  });
+  if (keysLength > LIMITS.maxKeys) invalid(rep, `KEYS is ${keysLength} bytes (limit ${LIMITS.maxKeys})`);
+  if (infoLength > LIMITS.maxInfo) invalid(rep, `INFO is ${infoLength} bytes (limit ${LIMITS.maxInfo})`);
+  const infoBlock = brotli(Buffer.concat(info, infoLength));
+  const dictRaw = dictUsed ? dictionary : Buffer.alloc(0);
+  const dictBrotli = dictRaw.length > 0 ? brotli(dictRaw) : Buffer.alloc(0);
+  const dictBlock = dictRaw.length > 0 ? Buffer.concat([createHash(HASH).update(dictBrotli).digest(), dictBrotli]) : dictBrotli;
+
+  // PREFIX
+  const prefix = Buffer.alloc(PREFIX.size);
+  prefix.set(MAGIC, PREFIX.magic);
+  const fields: [number, number][] = [
+    [PREFIX.format, REPRESENTATION_FORMAT],
+    [PREFIX.prefixLength, PREFIX.size],
+    [PREFIX.headerLength, headerBytes.length],
+    [PREFIX.entryCount, entries.length],
+    [PREFIX.keysLength, keysLength],
+    [PREFIX.infoLength, infoBlock.length],
+    [PREFIX.infoRawLength, infoLength],
+    [PREFIX.payloadCount, payloads.length],
+    [PREFIX.dictLength, dictBlock.length],
+    [PREFIX.dictRawLength, dictRaw.length],
+    [PREFIX.payloadsLength, payloadsLength],
+    [PREFIX.flags, 0],
+  ];
+  for (const [at, v] of fields) prefix.writeUInt32LE(v, at);
+
+  const sealed = Buffer.concat([prefix, headerBytes, index, ...keys, infoBlock, table, dictBlock]);
+  const total = sealed.length + SEAL_SIZE + payloadsLength;
+  if (total > LIMITS.maxTotal) invalid(rep, `representation is ${total} bytes (limit ${LIMITS.maxTotal})`);
+  const seal = createHash(HASH).update(sealed).digest();
+  const out = Buffer.concat([sealed, seal, ...stored], total);
+  return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
+}

@@ -1,0 +1,302 @@
+/**
+ * The kiln.rep codec (SPEC §7): round trip from bytes and from a file, determinism, the selective-load
+ * proof by bytes read (3 lookups of 400), every refusal of the reader and the writer with its code, and
+ * the runtime's hints held equal to core's registry.
+ */
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  encodeRepresentation,
+  openRepresentation,
+  readRepresentation,
+  RepError,
+  REP_HINTS,
+  INDEX_RECORD,
+  PREFIX,
+  REPRESENTATION_FORMAT,
+  TABLE_RECORD,
+  type Representation,
+} from '@kiln/runtime';
+import { CODES } from '@kiln/core';
+import { makeRepresentation } from '../../../tools/lib/rep-corpus.mjs';
+
+const dir = mkdtempSync(join(tmpdir(), 'kiln-rep-codec-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const big: Representation = makeRepresentation({ exports: 400, uncovered: 5 });
+const bigBytes = encodeRepresentation(big);
+
+function refusal(fn: () => unknown): RepError {
+  try {
+    fn();
+  } catch (e) {
+    expect(e).toBeInstanceOf(RepError);
+    return e as RepError;
+  }
+  throw new Error('expected a refusal');
+}
+
+describe('round trip', () => {
+  it('decodes from bytes exactly what was encoded', () => {
+    expect(readRepresentation(bigBytes)).toEqual(big);
+  });
+
+  it('decodes from a file exactly what was encoded', () => {
+    const file = join(dir, 'kiln.rep');
+    writeFileSync(file, bigBytes);
+    expect(readRepresentation(file)).toEqual(big);
+  });
+
+  it.each(['none', 'deflate', 'brotli', 'deflate-dict'] as const)('round trips with %s payloads', (compression) => {
+    const rep = makeRepresentation({ exports: 30, seed: 7 });
+    expect(readRepresentation(encodeRepresentation(rep, { compression }))).toEqual(rep);
+  });
+
+  it('round trips edge content: no entries, no payloads, astral surfaces, empty code', () => {
+    const rep: Representation = {
+      header: { format: 1, producer: 'p', package: 'é', version: '0.0.0', requirements: { node: '20.0.0', features: [] } },
+      entries: [
+        { surface: 'é#a', declaring: 'x', kind: 'const', coverage: { covered: true, payload: 0, export: 'a' } },
+        { surface: 'é#\uffff', declaring: 'y', kind: 'const', coverage: { covered: false, reason: 'KILN_REP_UNCOVERED_X', detail: '' } },
+        { surface: 'é#😀', declaring: 'y', kind: 'const', coverage: { covered: true, payload: 0, export: '😀' } },
+      ],
+      payloads: [{ name: 'a.js', code: '' }],
+    };
+    expect(readRepresentation(encodeRepresentation(rep))).toEqual(rep);
+    const empty: Representation = { ...rep, entries: [], payloads: [] };
+    expect(readRepresentation(encodeRepresentation(empty))).toEqual(empty);
+  });
+
+  it('is deterministic: the same input gives the same bytes', () => {
+    const again = encodeRepresentation(makeRepresentation({ exports: 400, uncovered: 5 }));
+    expect(Buffer.from(again).equals(Buffer.from(bigBytes))).toBe(true);
+  });
+});
+
+describe('selective loading (3 of 400)', () => {
+  it('reads only the prefix, header, index and the payloads it loads (and those they require)', () => {
+    const file = join(dir, 'sel.rep');
+    writeFileSync(file, bigBytes);
+    const r = openRepresentation(file);
+    const s = r.sections;
+    const meta = s.prefix + s.header + s.index + s.keys + s.info + s.table + s.dict + s.seal;
+    expect(r.bytesRead).toBe(meta);
+    const covered = big.entries.filter((e) => e.coverage.covered);
+    const picks = [covered[3]!, covered[200]!, covered[covered.length - 1]!];
+    const loaded = new Set<number>();
+    const load = (i: number) => {
+      if (loaded.has(i)) return;
+      loaded.add(i);
+      for (const m of r.payload(i).code.matchAll(/require\('\.\/([^']+)'\)/g)) load(r.payloadIndex(m[1]!)!);
+    };
+    for (const e of picks) {
+      const found = r.lookup(e.surface)!;
+      expect(found).toEqual(e);
+      load((found.coverage as { payload: number }).payload);
+    }
+    expect(loaded.size).toBeGreaterThanOrEqual(3);
+    expect(loaded.size).toBeLessThanOrEqual(9);
+    const payloadBytes = [...loaded].reduce((n, i) => n + r.payloadInfo(i).storedLength, 0);
+    expect(r.bytesRead).toBeLessThanOrEqual(meta + payloadBytes);
+    expect(r.bytesRead).toBe(meta + payloadBytes);
+    expect(r.bytesRead).toBeLessThan(s.total * 0.4);
+    // A miss reads nothing more.
+    const before = r.bytesRead;
+    expect(r.lookup('@acme/ledger#nope')).toBeUndefined();
+    expect(r.bytesRead).toBe(before);
+    r.close();
+  });
+});
+
+function patched(bytes: Uint8Array, f: (b: Buffer) => void): Buffer {
+  const b = Buffer.from(bytes);
+  f(b);
+  return b;
+}
+
+describe('refusals when reading', () => {
+  it('no file: KILN_REP_NOT_FOUND', () => {
+    expect(refusal(() => openRepresentation(join(dir, 'missing', 'kiln.rep'))).code).toBe('KILN_REP_NOT_FOUND');
+  });
+
+  it('a directory: KILN_REP_UNREADABLE', () => {
+    mkdirSync(join(dir, 'adir'));
+    expect(refusal(() => openRepresentation(join(dir, 'adir'))).code).toBe('KILN_REP_UNREADABLE');
+  });
+
+  it('bad magic, or too short for it: KILN_REP_NOT_A_REPRESENTATION', () => {
+    expect(refusal(() => openRepresentation(patched(bigBytes, (b) => (b[1] = 0)))).code).toBe('KILN_REP_NOT_A_REPRESENTATION');
+    expect(refusal(() => openRepresentation(new Uint8Array(0))).code).toBe('KILN_REP_NOT_A_REPRESENTATION');
+    expect(refusal(() => openRepresentation(Buffer.from('{"header":{}}'))).code).toBe('KILN_REP_NOT_A_REPRESENTATION');
+  });
+
+  it('a future format version is refused naming the package and version, having read only the label', () => {
+    const future = patched(bigBytes, (b) => b.writeUInt32LE(REPRESENTATION_FORMAT + 1, PREFIX.format));
+    let e = refusal(() => openRepresentation(future));
+    expect(e.code).toBe('KILN_REP_UNSUPPORTED_VERSION');
+    expect(e.package).toBe('@acme/ledger');
+    expect(e.version).toBe('1.4.2');
+    expect(e.requirement).toBe(`representation format ${REPRESENTATION_FORMAT}`);
+    expect(e.message).toContain('@acme/ledger@1.4.2');
+    expect(e.message).toContain(`format ${REPRESENTATION_FORMAT + 1}`);
+    // From a file too.
+    const file = join(dir, 'future.rep');
+    writeFileSync(file, future);
+    e = refusal(() => openRepresentation(file));
+    expect(e.code).toBe('KILN_REP_UNSUPPORTED_VERSION');
+    // A label that does not read cleanly: refused all the same, and says so instead of naming anything.
+    const noLabel = patched(future, (b) => b.writeUInt32LE(0xfffffff0, PREFIX.prefixLength));
+    e = refusal(() => openRepresentation(noLabel));
+    expect(e.code).toBe('KILN_REP_UNSUPPORTED_VERSION');
+    expect(e.package).toBeUndefined();
+    expect(e.message).toContain('could not be read');
+    // Version 0 is not supported either.
+    expect(refusal(() => openRepresentation(patched(bigBytes, (b) => b.writeUInt32LE(0, PREFIX.format)))).code).toBe('KILN_REP_UNSUPPORTED_VERSION');
+  });
+
+  it('truncated anywhere: KILN_REP_CORRUPT (before any allocation from its counts)', () => {
+    for (const n of [12, 20, PREFIX.size, 100, 5000, bigBytes.length - 1]) {
+      expect(refusal(() => openRepresentation(bigBytes.subarray(0, n))).code, `at ${n}`).toBe('KILN_REP_CORRUPT');
+    }
+    const trailing = Buffer.concat([bigBytes, Buffer.from([0])]);
+    expect(refusal(() => openRepresentation(trailing)).code).toBe('KILN_REP_CORRUPT');
+  });
+
+  it('huge counts: KILN_REP_CORRUPT', () => {
+    for (const at of [PREFIX.entryCount, PREFIX.payloadCount, PREFIX.headerLength, PREFIX.infoRawLength, PREFIX.payloadsLength]) {
+      const e = refusal(() => openRepresentation(patched(bigBytes, (b) => b.writeUInt32LE(0xffffffff, at))));
+      expect(e.code, `field at ${at}`).toBe('KILN_REP_CORRUPT');
+    }
+  });
+
+  // Structural damage behind a recomputed seal: the checks after the seal refuse it on their own.
+  const layout = openRepresentation(bigBytes).sections;
+  const sealAt = layout.total - layout.payloads - layout.seal;
+  const indexAt = layout.prefix + layout.header;
+  const tableAt = indexAt + layout.index + layout.keys + layout.info;
+  const resealed = (f: (b: Buffer) => void) =>
+    patched(bigBytes, (b) => {
+      f(b);
+      createHash('sha256').update(b.subarray(0, sealAt)).digest().copy(b, sealAt);
+    });
+  const rec = (i: number) => indexAt + i * INDEX_RECORD.size;
+  it.each([
+    ['two index records swapped (unsorted)', (b: Buffer) => {
+      const a = Buffer.from(b.subarray(rec(10), rec(11)));
+      b.copy(b, rec(10), rec(11), rec(12));
+      a.copy(b, rec(11));
+    }],
+    ['an index record duplicated', (b: Buffer) => b.copy(b, rec(11), rec(10), rec(11))],
+    ['a payload index out of range', (b: Buffer) => b.writeUInt32LE(5000, rec(20) + INDEX_RECORD.payload)],
+    ['a key offset out of range', (b: Buffer) => b.writeUInt32LE(0xfffffff0, rec(20) + INDEX_RECORD.keyOffset)],
+    ['an INFO offset out of range', (b: Buffer) => b.writeUInt32LE(0xfffffff0, rec(20) + INDEX_RECORD.infoOffset)],
+    ['a payload offset out of range', (b: Buffer) => b.writeUInt32LE(0xfffffff0, tableAt + 7 * TABLE_RECORD.size + TABLE_RECORD.offset)],
+    ['a payload length out of range', (b: Buffer) => b.writeUInt32LE(layout.payloads, tableAt + 7 * TABLE_RECORD.size + TABLE_RECORD.storedLength)],
+    ['a huge raw length', (b: Buffer) => b.writeUInt32LE(0xffffffff, tableAt + 7 * TABLE_RECORD.size + TABLE_RECORD.rawLength)],
+    ['an unknown compression', (b: Buffer) => b.writeUInt8(9, tableAt + 7 * TABLE_RECORD.size + TABLE_RECORD.compression)],
+    ['an entry count one higher', (b: Buffer) => b.writeUInt32LE(b.readUInt32LE(PREFIX.entryCount) + 1, PREFIX.entryCount)],
+  ])('%s, resealed: KILN_REP_CORRUPT naming the package', (_, f) => {
+    const e = refusal(() => openRepresentation(resealed(f)));
+    expect(e.code).toBe('KILN_REP_CORRUPT');
+  });
+
+  // Keys that stay contiguous but break the order: only the sort check can see them.
+  it.each([
+    ['out of order', 'p#e'],
+    ['duplicated', 'p#a'],
+  ])('index keys %s (contiguous, resealed): KILN_REP_CORRUPT', (_, second) => {
+    const e = (surface: string) => ({ surface, declaring: 'd', kind: 'const', coverage: { covered: false as const, reason: 'R', detail: '' } });
+    const rep: Representation = { header: big.header, entries: [e('p#a'), e('p#b'), e('p#d')], payloads: [] };
+    const bytes = encodeRepresentation(rep);
+    const l = openRepresentation(bytes).sections;
+    const keysAt = l.prefix + l.header + l.index;
+    const at = l.total - l.payloads - l.seal;
+    const b = Buffer.from(bytes);
+    expect(b.subarray(keysAt, keysAt + 9).toString()).toBe('p#ap#bp#d');
+    b.write(second, keysAt + 3);
+    createHash('sha256').update(b.subarray(0, at)).digest().copy(b, at);
+    expect(refusal(() => openRepresentation(b)).code).toBe('KILN_REP_CORRUPT');
+  });
+
+  it('an altered payload dictionary, resealed: KILN_REP_INTEGRITY before any payload that needs it is decoded', () => {
+    expect(layout.dict).toBeGreaterThan(32);
+    const dictAt = tableAt + layout.table;
+    const r = openRepresentation(resealed((b) => (b[dictAt + 40]! ^= 4)));
+    const e = refusal(() => r.payload(7));
+    expect(e.code).toBe('KILN_REP_INTEGRITY');
+    expect(e.message).toContain('dictionary');
+  });
+
+  it('a payload whose raw length lies, resealed: KILN_REP_CORRUPT when it is loaded (bounded decompression)', () => {
+    const r = openRepresentation(resealed((b) => b.writeUInt32LE(10, tableAt + 7 * TABLE_RECORD.size + TABLE_RECORD.rawLength)));
+    const e = refusal(() => r.payload(7));
+    expect(e.code).toBe('KILN_REP_CORRUPT');
+    expect(e.package).toBe('@acme/ledger');
+  });
+
+  it('an altered header or index: KILN_REP_INTEGRITY when opening', () => {
+    const e = refusal(() => openRepresentation(patched(bigBytes, (b) => (b[PREFIX.size + 3]! ^= 0x20))));
+    expect(e.code).toBe('KILN_REP_INTEGRITY');
+  });
+
+  it('an altered payload: KILN_REP_INTEGRITY naming it, when it is loaded (and only then)', () => {
+    const r0 = openRepresentation(bigBytes);
+    const info = r0.payloadInfo(100);
+    const bad = patched(bigBytes, (b) => (b[info.offset + 5]! ^= 1));
+    const r = openRepresentation(bad);
+    expect(() => r.payload(99)).not.toThrow();
+    const e = refusal(() => r.payload(100));
+    expect(e.code).toBe('KILN_REP_INTEGRITY');
+    expect(e.package).toBe('@acme/ledger');
+    expect(e.requirement).toBe(info.name);
+  });
+});
+
+describe('refusals when writing (KILN_REP_INVALID)', () => {
+  const small = () => makeRepresentation({ exports: 5, seed: 3 });
+  it.each([
+    ['unsorted entries', (r: Representation) => r.entries.reverse()],
+    ['a duplicate entry', (r: Representation) => r.entries.splice(1, 0, r.entries[0]!)],
+    ['a payload index out of range', (r: Representation) => ((r.entries[0]!.coverage as { payload: number }).payload = 99)],
+    ['a duplicate payload name', (r: Representation) => (r.payloads[1]!.name = r.payloads[0]!.name)],
+    ['an empty payload name', (r: Representation) => (r.payloads[1]!.name = '')],
+    ['a string over the limit', (r: Representation) => (r.entries[0]!.declaring = 'x'.repeat(70000))],
+    ['another format', (r: Representation) => (r.header.format = 2)],
+    ['UTF-16 order instead of code points', (r: Representation) => {
+      r.entries = [
+        { surface: 'p#😀', declaring: 'a', kind: 'k', coverage: { covered: false, reason: 'R', detail: '' } },
+        { surface: 'p#\uffff', declaring: 'b', kind: 'k', coverage: { covered: false, reason: 'R', detail: '' } },
+      ];
+    }],
+  ])('%s', (_, mutate) => {
+    const rep = small();
+    mutate(rep);
+    expect(refusal(() => encodeRepresentation(rep)).code).toBe('KILN_REP_INVALID');
+  });
+});
+
+describe('the runtime codes and core registry', () => {
+  it('every RepError code is registered in core with the same hint', () => {
+    for (const [code, hint] of Object.entries(REP_HINTS)) {
+      const entry = (CODES as Record<string, { hint: string; severity: string }>)[code];
+      expect(entry, code).toBeDefined();
+      expect(entry!.hint, code).toBe(hint);
+      expect(entry!.severity).toBe('error');
+    }
+  });
+
+  it('a refusal is data first: the record carries code, hint, package and version', () => {
+    const e = refusal(() => openRepresentation(patched(bigBytes, (b) => b.writeUInt32LE(9, PREFIX.format))));
+    expect(JSON.parse(JSON.stringify(e))).toEqual({
+      code: 'KILN_REP_UNSUPPORTED_VERSION',
+      message: e.message.replace(/^KILN_REP_UNSUPPORTED_VERSION: /, ''),
+      hint: REP_HINTS.KILN_REP_UNSUPPORTED_VERSION,
+      package: '@acme/ledger',
+      version: '1.4.2',
+      requirement: 'representation format 1',
+    });
+  });
+});
