@@ -10,6 +10,8 @@
  * sources, or its published `.d.ts`); when that is not possible the report says so instead of
  * claiming nothing is missing.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Option, type Command } from 'commander';
 import { KilnError } from '@kiln/core/affected';
 import { isRepError, openRepresentation, representationPath, type RepEntry, type RepHeader } from '@kiln/runtime';
@@ -58,13 +60,19 @@ export function registerInspect(program: Command, io: Io, setExit: SetExit): voi
 }
 
 export async function inspectRepresentation(dir: string, named: string): Promise<RepresentationReport> {
-  const file = representationPath(dir);
+  const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Record<string, unknown>;
+  const file = representationPath(dir, manifest);
+  const label = typeof manifest.name === 'string' ? `${manifest.name}${typeof manifest.version === 'string' ? `@${manifest.version}` : ''}` : named;
   const rel = file.slice(dir.length + 1);
   const missingOf = async (entries: RepEntry[] | undefined) => {
     try {
       const { readPublicSurface } = await import('@kiln/core');
       const surface = await readPublicSurface(dir, { store: false, workers: 0 });
       const indexed = new Set((entries ?? []).map((e) => e.surface));
+      if (surface.items.length === 0 && indexed.size > 0) {
+        // Nothing here to read the surface from (no sources, no .d.ts): "none missing" would be a claim.
+        return { missing: null, missing_note: 'the package directory holds no sources or declaration files to compute its public surface from' };
+      }
       return { missing: surface.items.map((i) => i.surface).filter((s) => !indexed.has(s)).sort() };
     } catch (e) {
       return { missing: null, missing_note: `the manifest's public surface could not be computed: ${(e as Error).message}` };
@@ -74,10 +82,10 @@ export async function inspectRepresentation(dir: string, named: string): Promise
   try {
     reader = openRepresentation(file);
   } catch (e) {
-    if (isRepError(e) && e.code === 'KILN_REP_NOT_FOUND') return { kind: 'kiln-representation-report', package: named, file: rel, status: 'none-published', ...(await missingOf(undefined)) };
+    if (isRepError(e) && e.code === 'KILN_REP_NOT_FOUND') return { kind: 'kiln-representation-report', package: label, file: rel, status: 'none-published', ...(await missingOf(undefined)) };
     if (isRepError(e) && e.code === 'KILN_REP_UNSUPPORTED_VERSION') {
       const found = /format(?: version)? (\d+)/.exec(e.message);
-      return { kind: 'kiln-representation-report', package: e.package ?? named, file: rel, status: 'unreadable-version', ...(found ? { found_format: Number(found[1]) } : {}), missing: null, missing_note: `${e.message}` };
+      return { kind: 'kiln-representation-report', package: e.package ?? label, file: rel, status: 'unreadable-version', ...(found ? { found_format: Number(found[1]) } : {}), missing: null, missing_note: `${e.message}` };
     }
     throw e;
   }
