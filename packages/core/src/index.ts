@@ -59,7 +59,7 @@ export { checkFreshness, type Freshness } from './graph/context/freshness.js';
 export { contextPack, explainContext, formatExplanationText, type ContextRequest, type ContextOptions, type ContextResult, type ContextExplanation } from './graph/context/context-pack.js';
 
 // represent/: the executable representation of a built package's public surface (SPEC §7).
-export { produceRepresentation, nodeRequirement, type ProduceOptions, type ProduceResult } from './represent/produce.js';
+export { produceRepresentation, type ProduceOptions, type ProduceResult } from './represent/produce.js';
 export { describeWritten, writeRepresentation, type WrittenRepresentation } from './represent/write.js';
 export { readPublicSurface, type PublicSurface } from './represent/surface.js';
 

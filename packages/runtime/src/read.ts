@@ -84,6 +84,12 @@ export interface RepReader {
 export interface OpenOptions {
   /** Checked against the file size before anything is allocated (default LIMITS.maxTotal). */
   maxTotal?: number;
+  /**
+   * The version to name when the representation is unstamped (its header's version is empty): a build's
+   * own kiln.rep leaves the version to the pack step, because the build is keyed without it; pass the
+   * version of the package.json beside it. A stamped header's version always wins.
+   */
+  version?: string;
 }
 
 interface Source {
@@ -141,10 +147,11 @@ function bytesSource(bytes: Uint8Array): Source {
 }
 
 /** Reads a stable-contract string (u16 length + UTF-8) at `pos`, or undefined when it does not read cleanly. */
-function tryLabelString(src: Source, pos: number, count: (n: number) => void): [string, number] | undefined {
+function tryLabelString(src: Source, pos: number, count: (n: number) => void, allowEmpty = false): [string, number] | undefined {
   if (pos + 2 > src.size) return undefined;
   const len = src.read(pos, 2).readUInt16LE(0);
   count(2);
+  if (len === 0 && allowEmpty) return ['', pos + 2];
   if (len === 0 || pos + 2 + len > src.size) return undefined;
   const b = src.read(pos + 2, len);
   count(len);
@@ -223,8 +230,8 @@ class Reader implements RepReader {
       let label: { pkg: string; version: string } | undefined;
       if (prefixLength >= PREFIX.stable && prefixLength <= LIMITS.maxHeader) {
         const pkg = tryLabelString(src, prefixLength, count);
-        const ver = pkg && tryLabelString(src, pkg[1], count);
-        if (pkg && ver) label = { pkg: pkg[0], version: ver[0] };
+        const ver = pkg && tryLabelString(src, pkg[1], count, true); // empty: unstamped (a build's own kiln.rep)
+        if (pkg && ver) label = { pkg: pkg[0], version: ver[0] !== '' ? ver[0] : (opts.version ?? 'unstamped') };
       }
       const requirement = `representation format ${REPRESENTATION_FORMAT}`;
       throw repError(
@@ -305,7 +312,8 @@ class Reader implements RepReader {
       return s;
     };
     const pkg = hstr('the package name');
-    const version = hstr('the version');
+    const stamped = hstr('the version');
+    const version = stamped !== '' ? stamped : (opts.version ?? '');
     const producer = hstr('the producer');
     const node = hstr('requirements.node');
     if (p + 2 > hb.length) corrupt('header ends inside the feature count');

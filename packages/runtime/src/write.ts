@@ -10,6 +10,7 @@
  *   payload names unique and non-empty, every string and count within format.ts's LIMITS.
  * - A payload is stored compressed only when that makes it smaller (else `none`).
  */
+import { readRepresentation } from './read.js';
 import { createHash } from 'node:crypto';
 import { brotliCompressSync, constants as zc, deflateRawSync } from 'node:zlib';
 import { repError } from './errors.js';
@@ -239,4 +240,15 @@ export function encodeRepresentation(rep: Representation, opts: EncodeOptions = 
   const seal = createHash(HASH).update(sealed).digest();
   const out = Buffer.concat([sealed, seal, ...stored], total);
   return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
+}
+
+/**
+ * The representation with its header's version set: what the pack step does to a build's unstamped
+ * kiln.rep (the build is keyed without the manifest's version, so what it writes cannot carry it; the
+ * pack target is keyed by the whole manifest). Decoded whole (every payload integrity-checked) and
+ * encoded again, so the result is what the build would have written with that version.
+ */
+export function stampRepresentation(source: Uint8Array, version: string): Uint8Array {
+  const rep = readRepresentation(source);
+  return encodeRepresentation({ ...rep, header: { ...rep.header, version } });
 }

@@ -8,6 +8,8 @@
  * Loads @kiln/runtime alone (main.ts registers this command by itself): a call's cold start is the
  * runtime's, not the build machinery's.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { inspect } from 'node:util';
 import { Option, type Command } from 'commander';
 import { KilnError, diagnostic, type Diagnostic } from '@kiln/core/affected';
@@ -46,14 +48,17 @@ export function registerCall(program: Command, io: Io, setExit: SetExit): void {
       const pkg = openPackageDir(o.package ?? packageNameOf(target.slice(0, hash)), o.from === '.' ? from : o.from);
       try {
         let file: string;
+        let version: string | undefined;
         try {
-          file = representationPath(pkg.dir);
+          const manifest = JSON.parse(readFileSync(join(pkg.dir, 'package.json'), 'utf8')) as Record<string, unknown>;
+          file = representationPath(pkg.dir, manifest);
+          if (typeof manifest.version === 'string') version = manifest.version;
         } catch (e) {
           throw new KilnError(diagnostic('KILN_READ_FAILED', `package.json of ${pkg.named}: ${(e as Error).message}`, { producer: 'cli', noLocation: 'the package manifest' }));
         }
         let result: unknown;
         try {
-          const reader = openRepresentation(file);
+          const reader = openRepresentation(file, version !== undefined ? { version } : {});
           try {
             const consumer = createConsumer(reader, { requireFrom: pkg.dir });
             result = await consumer.call(target, args);

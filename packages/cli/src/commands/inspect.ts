@@ -80,7 +80,7 @@ export async function inspectRepresentation(dir: string, named: string): Promise
   };
   let reader;
   try {
-    reader = openRepresentation(file);
+    reader = openRepresentation(file, typeof manifest.version === 'string' ? { version: manifest.version } : {});
   } catch (e) {
     if (isRepError(e) && e.code === 'KILN_REP_NOT_FOUND') return { kind: 'kiln-representation-report', package: label, file: rel, status: 'none-published', ...(await missingOf(undefined)) };
     if (isRepError(e) && e.code === 'KILN_REP_UNSUPPORTED_VERSION') {

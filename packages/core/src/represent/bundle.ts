@@ -16,12 +16,22 @@
  *
  * Invariants: entry chunks are named from a hash of the declaring identity, shared chunks from their
  * first module's base name and a content hash, so the output does not depend on where the package
- * is; no sourcemap, and the build's `//# sourceMappingURL=` / `//# debugId=` lines are dropped; bare
- * specifiers and `node:` builtins stay `require('<spec>')` for the consumer to resolve.
+ * is; no sourcemap; bare specifiers and `node:` builtins stay `require('<spec>')` for the consumer to
+ * resolve.
+ *
+ * Canonical input (`canonicalModule`): every built module is reprinted from its syntax tree (esbuild,
+ * no minification, comments other than legal ones and bundler annotations dropped — so the build's
+ * `//# sourceMappingURL=` and `//# debugId=` trailers too) and its top-level function declarations,
+ * which are hoisted, are moved to the end in name order. Why: after a semantic cache hit the restored
+ * kiln.rep was produced from the previous JS text, which kiln judges equivalent to the fresh one when
+ * they differ only by formatting, comments or the order of hoisted declarations; the representation
+ * must then be the same bytes, or a restored artifact would differ from a fresh build (SPEC §4).
  */
 import { createHash } from 'node:crypto';
 import { relative, sep } from 'node:path';
+import { transform } from 'esbuild';
 import { rollup, type OutputChunk, type Plugin, type RollupLog } from 'rollup';
+import { parseAst } from 'rollup/parseAst';
 import type { RepPayload } from '@kiln/runtime';
 
 /** The reasons this stage finds (the rest of KILN_REP_UNCOVERED_* is decided from the surface). */
@@ -117,10 +127,9 @@ export async function bundlePayloads(packageRoot: string, requests: BundleReques
       const spec = IDENT.test(c.exported) ? c.exported : JSON.stringify(c.exported);
       return `export { ${spec} as value } from ${JSON.stringify(c.file)};`;
     },
-    transform(code, id) {
-      // The build's own trailers name files and builds, not behaviour: never in a payload.
-      if (/^\/\/# (sourceMappingURL|debugId)=/m.test(code)) return { code: code.replace(/^\/\/# (sourceMappingURL|debugId)=.*$/gm, ''), map: null };
-      return null;
+    async transform(code, id) {
+      if (id.startsWith(VIRTUAL)) return null;
+      return { code: await canonicalModule(code), map: null };
     },
   });
   const external = (source: string) => !source.startsWith(VIRTUAL) && !source.startsWith('.') && !source.startsWith('/') && !/^[A-Za-z]:[\\/]/.test(source) && !source.endsWith('.node');
@@ -244,4 +253,34 @@ function scanModule(program: Node, report: (reason: BundleReason, what: string) 
     }
   };
   visit(program, false);
+}
+
+/**
+ * One built module in canonical form: reprinted by esbuild (formatting, quotes, numeric spelling,
+ * parentheses and comments normalised; `export function f` becomes `function f` plus an export
+ * clause) and its top-level function declarations moved after every other statement, sorted by name
+ * (stable: same-named declarations keep their order, the last still wins). Function declarations are
+ * hoisted, so where they stand is not observable. Input esbuild cannot parse is returned as it is
+ * (rollup then reports it).
+ */
+export async function canonicalModule(code: string): Promise<string> {
+  let printed: string;
+  try {
+    printed = (await transform(code, { format: 'esm', target: 'esnext', legalComments: 'inline', loader: 'js' })).code;
+  } catch {
+    return code;
+  }
+  let body: { type: string; start: number; end: number; id?: { name?: string } | null }[];
+  try {
+    body = parseAst(printed).body as unknown as typeof body;
+  } catch {
+    return printed;
+  }
+  const fns = body.filter((n) => n.type === 'FunctionDeclaration' && n.id?.name);
+  if (fns.length < 2) return printed;
+  const rest = body.filter((n) => !fns.includes(n));
+  const text = (n: { start: number; end: number }) => printed.slice(n.start, n.end);
+  const sorted = [...fns].sort((a, b) => (a.id!.name! < b.id!.name! ? -1 : a.id!.name! > b.id!.name! ? 1 : 0));
+  // Statements only (esbuild keeps legal comments inline with the code they precede; dropped between).
+  return `${[...rest.map(text), ...sorted.map(text)].join('\n')}\n`;
 }

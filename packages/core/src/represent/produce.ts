@@ -120,14 +120,16 @@ export async function produceRepresentation(opts: ProduceOptions): Promise<Produ
     diagnostics.push(diagnostic('KILN_REP_UNCOVERED_FOREIGN_DECLARATION', `entry '${s.entry}' (${s.entrySource}) re-exports everything of ${s.packages.map((p) => `'${p}'`).join(', ')}: those names are not listed, their declaring packages own them`, { producer: PRODUCER, file: inBase(s.entrySource || 'package.json') }));
   }
 
-  const version = typeof manifest.version === 'string' ? manifest.version : '0.0.0';
   const representation: Representation = {
     header: {
       format: REPRESENTATION_FORMAT,
       producer: `@kiln/core ${await coreVersion()}`,
       package: surface.pkg.name,
-      version,
-      requirements: { node: nodeRequirement(manifest), features: [...REPRESENTATION_FEATURES] },
+      // Unstamped: the build is keyed without the manifest's version (a version bump is a cache hit),
+      // so nothing it writes may depend on it; the pack step stamps it (stampRepresentation).
+      version: '',
+      // What the payloads need, not the package's engines (also not keyed): a constant of this producer.
+      requirements: { node: DEFAULT_NODE_REQUIREMENT, features: [...REPRESENTATION_FEATURES] },
     },
     entries,
     payloads: bundle.payloads,
@@ -183,14 +185,6 @@ function builtModuleOf(root: string, declFile: string, entrySource: string, entr
   const ext = /\.[mc]?js$/.exec(entryBuilt)?.[0] ?? '.js';
   const file = resolve(root, outDir, `${restPath}${/\.mts$/.test(declFile) ? '.mjs' : ext}`);
   return existsSync(file) ? file : undefined;
-}
-
-/** The lower bound of `engines.node` when it is a simple `>=x[.y[.z]]` range, else DEFAULT_NODE_REQUIREMENT. */
-export function nodeRequirement(manifest: Record<string, unknown>): string {
-  const engines = manifest.engines as Record<string, unknown> | undefined;
-  const range = typeof engines?.node === 'string' ? engines.node.trim() : '';
-  const m = /^>=\s*v?(\d+)(?:\.(\d+))?(?:\.(\d+))?$/.exec(range);
-  return m ? `${m[1]}.${m[2] ?? 0}.${m[3] ?? 0}` : DEFAULT_NODE_REQUIREMENT;
 }
 
 let versionRead: Promise<string> | undefined;
