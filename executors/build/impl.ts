@@ -17,7 +17,7 @@
  * `KILN_TRACE=FILE` appends the task's timeline to FILE (`taskTrace`, ../lib/trace.ts).
  */
 import type { ExecutorContext } from '@nx/devkit';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import {
   compileProject,
@@ -28,6 +28,7 @@ import {
   ingestProjectOutputs,
   KilnError,
   recordBuilt,
+  representationPath,
   resolveBuildOutputs,
   toEnvelope,
   writeRepresentation,
@@ -100,15 +101,21 @@ async function build(options: BuildExecutorSchema, context: ExecutorContext): Pr
   // The executable representation (SPEC §7): from this build's output and kiln's facts, into the
   // target's outputs beside the main entry's JS, so a cache hit restores it with the JS it describes.
   let represented = '';
-  if (o.representation && existsSync(join(o.projectRoot, 'package.json'))) {
+  const manifestFile = join(o.projectRoot, 'package.json');
+  if (o.representation && existsSync(manifestFile)) {
     try {
-      const w = await writeRepresentation({ packageRoot: o.projectRoot, workspaceRoot: o.workspaceRoot });
-      for (const d of w.diagnostics) console.warn(formatBuildDiagnostic(d));
-      if (o.declaredOutputs && !checkCovered(o.declaredOutputs, dirname(w.file))) {
-        console.error(`kiln build ${project} failed: ${w.file} is outside the target's outputs, so Nx would restore the JS without it (set the executor option "representation": false to build none).`);
-        return { success: false };
+      const manifest = JSON.parse(readFileSync(manifestFile, 'utf8')) as Record<string, unknown>;
+      const at = toWorkspacePath(o.workspaceRoot, representationPath(o.projectRoot, manifest));
+      if (manifest.exports === undefined && manifest.main === undefined && manifest.module === undefined) {
+        represented = '; no kiln.rep (package.json names no entry point)';
+      } else if (o.declaredOutputs && outputsCover(o.declaredOutputs, dirname(at)) === 'no') {
+        // Written there, it would not be cached: a cache hit would restore the JS without it.
+        console.warn(formatBuildDiagnostic(diagnostic('KILN_REP_PRODUCE_FAILED', `${at} (beside the main entry's JS) is outside the target's outputs (${o.declaredOutputs.join(', ')}): not written`, { producer: 'build' })));
+      } else {
+        const w = await writeRepresentation({ packageRoot: o.projectRoot, workspaceRoot: o.workspaceRoot });
+        for (const d of w.diagnostics) console.warn(formatBuildDiagnostic(d));
+        represented = `; ${describeWritten(w)}`;
       }
-      represented = `; ${describeWritten(w)}`;
     } catch (e) {
       // A package may ship no representation (RFC 123); the JS and .d.ts are already right.
       const d = e instanceof KilnError ? e.diagnostic : diagnostic('KILN_REP_PRODUCE_FAILED', `${project}: ${(e as Error).message}`, { producer: 'build' });

@@ -66,7 +66,7 @@ beforeAll(() => {
   write('node_modules/kiln-local/package.json', JSON.stringify({ name: 'kiln-local', version: '0.0.0', executors: './executors.json' }));
   write('package.json', JSON.stringify({ name: 'exec-ws', private: true }));
   write('nx.json', JSON.stringify({ namedInputs: { default: ['{projectRoot}/**/*'] } }));
-  write('libs/a/package.json', JSON.stringify({ name: '@ws/a', type: 'module' }));
+  write('libs/a/package.json', JSON.stringify({ name: '@ws/a', type: 'module', main: './dist/index.js' }));
   write(
     'libs/a/tsconfig.lib.json',
     JSON.stringify({
@@ -87,7 +87,9 @@ describe('nx run a:build with the kiln executor', () => {
     const r = nx('run', 'a:build');
     expect(r.code, r.out).toBe(0);
     expect(r.out).toContain('kiln build libs/a: 3 files into libs/a/dist');
-    expect(readdirSync(join(ws, 'libs/a/dist')).sort()).toEqual(['index.d.ts', 'index.js', 'index.js.map']);
+    // The executable representation (SPEC §7) beside the main entry's JS, inside the declared outputs.
+    expect(r.out).toMatch(/; libs\/a\/dist\/kiln\.rep: \d+ exports?, \d+ covered/);
+    expect(readdirSync(join(ws, 'libs/a/dist')).sort()).toEqual(['index.d.ts', 'index.js', 'index.js.map', 'kiln.rep']);
     const js = readFileSync(join(ws, 'libs/a/dist/index.js'), 'utf8');
     expect(js).toContain('/*#__PURE__*/ Number("1")');
     expect(js).not.toContain('a comment');
@@ -101,7 +103,7 @@ describe('nx run a:build with the kiln executor', () => {
     rmSync(join(ws, 'libs/a/dist'), { recursive: true });
     const again = nx('run', 'a:build');
     expect(again.out).toMatch(CACHE_HIT);
-    expect(readdirSync(join(ws, 'libs/a/dist')).sort()).toEqual(['index.d.ts', 'index.js', 'index.js.map']);
+    expect(readdirSync(join(ws, 'libs/a/dist')).sort()).toEqual(['index.d.ts', 'index.js', 'index.js.map', 'kiln.rep']);
   });
 
   it('runs again when the kilnKey option changes (Nx hashes it up front)', () => {

@@ -185,7 +185,7 @@ describe('kiln build executor: what a published package needs (real nx, node, ts
   it('a dual package: ESM .js/.d.ts and CommonJS .cjs/.d.cts for the root, a subpath and a pattern; no tests or configs', () => {
     expect(first.tasks['@fx/dual:build']?.code, first.output).toBe(0);
     expect(tree('libs/dual/dist')).toEqual(
-      ['features/alpha', 'index', 'sub/feature'].flatMap((m) => [`${m}.cjs`, `${m}.cjs.map`, `${m}.d.cts`, `${m}.d.ts`, `${m}.js`, `${m}.js.map`]).sort(),
+      [...['features/alpha', 'index', 'sub/feature'].flatMap((m) => [`${m}.cjs`, `${m}.cjs.map`, `${m}.d.cts`, `${m}.d.ts`, `${m}.js`, `${m}.js.map`]), 'kiln.rep'].sort(),
     );
     expect(first.output).toMatch(/kiln build libs\/dual: 18 files into libs\/dual\/dist \(CommonJS libs\/dual\/dist\/\*\.cjs, ESM libs\/dual\/dist\/\*\.js; TypeScript [\d.]+, libs\/dual\/tsconfig\.lib\.json; 5 test\/config files not built\)/);
     const { cjs, esm } = consume(['@fx/dual', '@fx/dual/sub', '@fx/dual/features/alpha']);
@@ -205,7 +205,7 @@ describe('kiln build executor: what a published package needs (real nx, node, ts
 
   it('an ESM-only package: .js/.d.ts only; import() and require() (require(esm)) load the ESM; node16 types', () => {
     expect(first.tasks['@fx/esm-only:build']?.code, first.output).toBe(0);
-    expect(tree('libs/esm-only/dist')).toEqual(['index.d.ts', 'index.js', 'index.js.map', 'sub/feature.d.ts', 'sub/feature.js', 'sub/feature.js.map']);
+    expect(tree('libs/esm-only/dist')).toEqual(['index.d.ts', 'index.js', 'index.js.map', 'kiln.rep', 'sub/feature.d.ts', 'sub/feature.js', 'sub/feature.js.map']);
     const { cjs, esm } = consume(['@fx/esm-only', '@fx/esm-only/sub']);
     expect(esm['@fx/esm-only']).toEqual({ file: ws.path('libs/esm-only/dist/index.js'), greet: 'hi c', defaultIsGreet: true, feature: 42 });
     expect(cjs['@fx/esm-only']).toMatchObject({ file: ws.path('libs/esm-only/dist/index.js'), greet: 'hi c' });
@@ -222,7 +222,7 @@ describe('kiln build executor: what a published package needs (real nx, node, ts
 
   it('a CommonJS-only package: .js/.d.ts in CommonJS, no ESM copy; require() and import() work; node16 types', () => {
     expect(first.tasks['@fx/cjs-only:build']?.code, first.output).toBe(0);
-    expect(tree('libs/cjs-only/dist')).toEqual(['index.d.ts', 'index.js', 'index.js.map', 'sub/feature.d.ts', 'sub/feature.js', 'sub/feature.js.map']);
+    expect(tree('libs/cjs-only/dist')).toEqual(['index.d.ts', 'index.js', 'index.js.map', 'kiln.rep', 'sub/feature.d.ts', 'sub/feature.js', 'sub/feature.js.map']);
     expect(readFileSync(ws.path('libs/cjs-only/dist/index.js'), 'utf8')).toMatch(/exports\.greet = greet|Object\.defineProperty\(exports/);
     const { cjs, esm } = consume(['@fx/cjs-only', '@fx/cjs-only/sub']);
     expect(cjs['@fx/cjs-only']).toEqual({ file: ws.path('libs/cjs-only/dist/index.js'), greet: 'hi c', defaultIsGreet: true, feature: 42 });

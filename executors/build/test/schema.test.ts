@@ -37,7 +37,7 @@ const schema = JSON.parse(readFileSync(join(REPO, 'executors/build/schema.json')
 
 describe('schema.json and schema.d.ts', () => {
   it('describes every option', () => {
-    expect(Object.keys(schema.properties).sort()).toEqual(['deleteOutputPath', 'exclude', 'exports', 'formats', 'kilnKey', 'outputPath', 'tsConfig']);
+    expect(Object.keys(schema.properties).sort()).toEqual(['deleteOutputPath', 'exclude', 'exports', 'formats', 'kilnKey', 'outputPath', 'representation', 'tsConfig']);
     for (const [name, p] of Object.entries(schema.properties)) {
       expect(p.description?.length ?? 0, name).toBeGreaterThan(40);
     }
@@ -97,10 +97,10 @@ describe('normalizeOptions', async () => {
     }) as never;
 
   it('resolves workspace-relative paths and defaults', () => {
-    expect(normalizeOptions({}, context())).toEqual({ workspaceRoot: '/ws', projectRoot: '/ws/libs/a', deleteOutputPath: true, exports: true });
+    expect(normalizeOptions({}, context())).toEqual({ workspaceRoot: '/ws', projectRoot: '/ws/libs/a', deleteOutputPath: true, exports: true, representation: true });
     expect(
       normalizeOptions(
-        { tsConfig: 'libs/a/tsconfig.lib.json', outputPath: 'dist/libs/a', deleteOutputPath: false, kilnKey: 'k', formats: ['cjs', 'esm', 'cjs'], exports: false, exclude: ['**/*.stories.ts'] },
+        { tsConfig: 'libs/a/tsconfig.lib.json', outputPath: 'dist/libs/a', deleteOutputPath: false, kilnKey: 'k', formats: ['cjs', 'esm', 'cjs'], exports: false, representation: false, exclude: ['**/*.stories.ts'] },
         context(['{options.outputPath}']),
       ),
     ).toEqual({
@@ -110,6 +110,7 @@ describe('normalizeOptions', async () => {
       outDir: '/ws/dist/libs/a',
       deleteOutputPath: false,
       exports: false,
+      representation: false,
       formats: ['cjs', 'esm'],
       exclude: ['**/*.stories.ts'],
       declaredOutputs: ['dist/libs/a'],

@@ -62,6 +62,8 @@ export { contextPack, explainContext, formatExplanationText, type ContextRequest
 export { produceRepresentation, type ProduceOptions, type ProduceResult } from './represent/produce.js';
 export { describeWritten, writeRepresentation, type WrittenRepresentation } from './represent/write.js';
 export { readPublicSurface, type PublicSurface } from './represent/surface.js';
+// Where kiln.rep lives: the runtime's one rule, for the executors (which import core only).
+export { representationPath } from '@kiln/runtime';
 
 // debug artifacts: debug IDs, the debug store, symbolication (SPEC §8)
 // (the rest of the stage is the `@kiln/core/debug` entry: symbolication, the runtime hook, the store's records)
