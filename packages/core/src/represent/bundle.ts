@@ -19,8 +19,9 @@
  * is; no sourcemap; bare specifiers and `node:` builtins stay `require('<spec>')` for the consumer to
  * resolve.
  *
- * Canonical input (`canonicalModule`): every built module is reprinted from its syntax tree (esbuild,
- * no minification, comments other than legal ones and bundler annotations dropped — so the build's
+ * Canonical input (`canonicalModule`): every built module is reprinted from its syntax tree (esbuild
+ * with whitespace minified — without it esbuild keeps an object literal's line breaks —, names kept,
+ * comments other than legal ones and bundler annotations dropped — so the build's
  * `//# sourceMappingURL=` and `//# debugId=` trailers too) and its top-level function declarations,
  * which are hoisted, are moved to the end in name order. Why: after a semantic cache hit the restored
  * kiln.rep was produced from the previous JS text, which kiln judges equivalent to the fresh one when
@@ -256,8 +257,8 @@ function scanModule(program: Node, report: (reason: BundleReason, what: string) 
 }
 
 /**
- * One built module in canonical form: reprinted by esbuild (formatting, quotes, numeric spelling,
- * parentheses and comments normalised; `export function f` becomes `function f` plus an export
+ * One built module in canonical form: reprinted by esbuild with whitespace minified (formatting,
+ * quotes, numeric spelling, parentheses and comments normalised; identifiers kept; `export function f` becomes `function f` plus an export
  * clause) and its top-level function declarations moved after every other statement, sorted by name
  * (stable: same-named declarations keep their order, the last still wins). Function declarations are
  * hoisted, so where they stand is not observable. Input esbuild cannot parse is returned as it is
@@ -266,7 +267,7 @@ function scanModule(program: Node, report: (reason: BundleReason, what: string) 
 export async function canonicalModule(code: string): Promise<string> {
   let printed: string;
   try {
-    printed = (await transform(code, { format: 'esm', target: 'esnext', legalComments: 'inline', loader: 'js' })).code;
+    printed = (await transform(code, { format: 'esm', target: 'esnext', legalComments: 'inline', loader: 'js', minifyWhitespace: true })).code;
   } catch {
     return code;
   }
