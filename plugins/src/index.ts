@@ -24,12 +24,13 @@
  * written after each call. The capture is opened before any recording starts (the trace file is never
  * a read of the keys) and ends when the worker exits.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { CreateDependencies, CreateNodesContextV2, CreateNodesResult, CreateNodesV2, DependencyType, PostTasksExecution, RawProjectGraphDependency, TargetConfiguration } from '@nx/devkit';
 import type { ProjectKey, ToolTargetSpec, WorkspaceKeys } from '@kiln/core';
 import { codegraphTarget } from './codegraph-target.js';
+import { packTarget } from './pack-target.js';
 import { KILN_KEYED_TAG } from './keyed-tag.js';
 import { startRecording } from './fs-recording.js';
 import { cacheDir, envOfKeys, lookupMemo, memoId, readMemo, stats, writeMemo, type Edges, type Keyed, type NodesResults } from './graph-memo.js';
@@ -56,6 +57,15 @@ export interface KilnPluginOptions {
   tsConfig?: string;
   /** Name of the inferred code-graph target (default `codegraph`); `false`: no such target. */
   codegraphTargetName?: string | false;
+  /**
+   * Add a `pack` target (executor `@kiln/nx:pack`: the npm tarball, into `dist/packs/<projectRoot>`)
+   * to every non-private library whose build is kiln's own executor (added by `addBuildTargets` or
+   * defined by the workspace). Default: the value of `addBuildTargets` — asking kiln to build a
+   * library asks it to pack what it built; `false` turns it off.
+   */
+  addPackTargets?: boolean;
+  /** Name of the inferred pack target (default `pack`). */
+  packTargetName?: string;
 }
 
 /** The tag kiln gives every project with a keyed target; `nx g @kiln/nx:init` filters target defaults on it. */
@@ -231,6 +241,12 @@ async function createNodes(configFiles: readonly string[], options: KilnPluginOp
           if (clash) process.stderr.write(`kiln: warning: no ${buildName} target added to ${root}: its output ${own.outputs![0]} overlaps ${clash.output}, declared by the project's "${clash.target}" target. Fix: give the tsconfig another outDir, or define the build target yourself.\n`);
           else targets[buildName] = own;
         }
+        const packName = options?.packTargetName ?? 'pack';
+        const kilnBuilds = targets[buildName]?.executor === KILN_BUILD_EXECUTOR || defs.get(buildName)?.executor === KILN_BUILD_EXECUTOR;
+        if ((options?.addPackTargets ?? options?.addBuildTargets ?? false) && kilnBuilds && !targets[packName]) {
+          const pack = packTargetOf(core, workspaceRoot, root, key, options, buildName, packName);
+          if (pack) targets[packName] = pack;
+        }
         const graphName = options?.codegraphTargetName ?? 'codegraph';
         if (graphName !== false && !defs.has(graphName)) targets[graphName] = codegraphTarget(root, tsconfigOf(core, workspaceRoot, root, key, options), `extractor${core.EXTRACTOR_VERSION}/digest${core.DIGEST_SCHEMA}/graph${core.GRAPH_SCHEMA_VERSION}`, buildName);
       }
@@ -253,6 +269,37 @@ function edgesOf(keys: WorkspaceKeys | undefined): Edges[] {
 
 function tsconfigOf(core: Core, workspaceRoot: string, root: string, key: ProjectKey, options: KilnPluginOptions | undefined): string {
   return key.components?.tsconfig?.file ?? core.findTsconfig(join(workspaceRoot, root), options?.tsConfig) ?? 'tsconfig.json';
+}
+
+/**
+ * The inferred pack target of a library kiln builds, or undefined: a private manifest (npm refuses to
+ * publish it), a pack target the project defines itself, or an output another target declares.
+ */
+function packTargetOf(core: Core, workspaceRoot: string, root: string, key: ProjectKey, options: KilnPluginOptions | undefined, buildName: string, packName: string): TargetConfiguration | undefined {
+  let manifest: Record<string, unknown>;
+  try {
+    manifest = JSON.parse(readFileSync(join(workspaceRoot, root, 'package.json'), 'utf8')) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+  if (manifest.private === true) return undefined;
+  if (core.readTargetDefinitions(workspaceRoot, root, [packName]).targets.has(packName)) return undefined;
+  const outDir = buildOutDir(core, workspaceRoot, root, key, options);
+  const pack = packTarget(workspaceRoot, root, manifest, outDir, buildName);
+  const output = `dist/packs/${root}`;
+  const clash = core.declaredOutputs(workspaceRoot, root).find((d) => d.target !== packName && core.outputsOverlap(d.output, output));
+  // Never declare outputs another target owns: a cache restore of one would delete the other's files.
+  if (clash) {
+    process.stderr.write(`kiln: warning: no ${packName} target added to ${root}: its output ${output} overlaps ${clash.output}, declared by the project's "${clash.target}" target. Fix: define the pack target yourself with another outputPath.\n`);
+    return undefined;
+  }
+  return pack;
+}
+
+/** The build's output directory, project-relative: the tsconfig's outDir (kiln's build writes there), else dist. */
+function buildOutDir(core: Core, workspaceRoot: string, root: string, key: ProjectKey, options: KilnPluginOptions | undefined): string {
+  const outDir = key.components ? (key.components.tsconfig?.options.outDir as string | undefined) : core.readTsconfig(workspaceRoot, root, tsconfigOf(core, workspaceRoot, root, key, options)).outDir;
+  return outDir ?? 'dist';
 }
 
 function buildTarget(core: Core, workspaceRoot: string, root: string, key: ProjectKey, options: KilnPluginOptions | undefined): TargetConfiguration {

@@ -65,6 +65,9 @@ export { readPublicSurface, type PublicSurface } from './represent/surface.js';
 // Where kiln.rep lives: the runtime's one rule, for the executors (which import core only).
 export { representationPath } from '@kiln/runtime';
 
+// pack/: the npm tarball a built package publishes, checked to carry the build's products (issue 15 point 8).
+export { describePack, manifestEntries, packPackage, requiredPackFiles, type PackOptions, type PackResult, type PackedFile, type RequiredFile } from './pack/pack.js';
+
 // debug artifacts: debug IDs, the debug store, symbolication (SPEC §8)
 // (the rest of the stage is the `@kiln/core/debug` entry: symbolication, the runtime hook, the store's records)
 export { ingestProjectOutputs } from './debug/index.js';

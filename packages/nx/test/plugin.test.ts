@@ -76,7 +76,7 @@ describe('createNodesV2', () => {
     try {
       const results = new Map(await fn(files, { addBuildTargets: true }, ctx(bare)));
       expect(Object.keys(results.get('libs/base/package.json')!.projects!['libs/base']!.targets!)).toEqual(['codegraph']);
-      expect(Object.keys(results.get('libs/left/package.json')!.projects!['libs/left']!.targets!).sort()).toEqual(['build', 'codegraph']);
+      expect(Object.keys(results.get('libs/left/package.json')!.projects!['libs/left']!.targets!).sort()).toEqual(['build', 'codegraph', 'pack']);
     } finally {
       await writeFile(f, original);
     }
@@ -117,12 +117,59 @@ describe('createNodesV2', () => {
       options: { outputFile: 'dist/codegraph/libs/left/codegraph.jsonl', tsConfig: '{projectRoot}/tsconfig.lib.json', toolchain: expect.stringMatching(/^extractor\d+\/digest\d+\/graph\d+$/) },
     });
     const off = new Map(await fn(files, { codegraphTargetName: false, addBuildTargets: true }, { workspaceRoot: bare, nxJsonConfiguration: {} } as never));
-    expect(Object.keys(off.get('libs/left/package.json')!.projects!['libs/left']!.targets!)).toEqual(['build']);
+    expect(Object.keys(off.get('libs/left/package.json')!.projects!['libs/left']!.targets!)).toEqual(['build', 'pack']);
     const renamed = new Map(await fn(files, { codegraphTargetName: 'graph', buildTargetName: 'compile', addBuildTargets: true }, { workspaceRoot: bare, nxJsonConfiguration: {} } as never));
     const t = renamed.get('libs/left/package.json')!.projects!['libs/left']!.targets!;
-    expect(Object.keys(t).sort()).toEqual(['compile', 'graph']);
+    expect(Object.keys(t).sort()).toEqual(['compile', 'graph', 'pack']);
     expect(t.graph!.dependsOn).toEqual(['^compile']);
     expect(t.compile!.dependsOn).toEqual(['^compile']);
+    expect(t.pack!.dependsOn).toEqual(['compile']);
+  });
+
+  it('infers a pack target where kiln builds (with addBuildTargets, or addPackTargets), keyed by the manifest, what `files` adds and the build outputs', async () => {
+    const [, fn] = createNodesV2;
+    const c = { workspaceRoot: bare, nxJsonConfiguration: {} } as never;
+    const f = join(bare, 'libs/left/package.json');
+    const original = await readFile(f, 'utf8');
+    try {
+      // No `files`: npm publishes the whole directory, so every file of the project is an input.
+      const whole = new Map(await fn(files, { addBuildTargets: true }, c)).get('libs/left/package.json')!.projects!['libs/left']!.targets!;
+      expect(whole.pack).toEqual({
+        executor: '@kiln/nx:pack',
+        inputs: ['{projectRoot}/package.json', '{projectRoot}/.npmignore', '{projectRoot}/LICENCE*', '{projectRoot}/LICENSE*', '{projectRoot}/README*', '{projectRoot}/**/*', { dependentTasksOutputFiles: '**/*', transitive: false }, { externalDependencies: [] }],
+        outputs: ['{workspaceRoot}/dist/packs/{projectRoot}'],
+        dependsOn: ['build'],
+        cache: true,
+        options: { outputPath: 'dist/packs/libs/left' },
+        metadata: expect.objectContaining({ description: expect.stringContaining('npm tarball') }),
+      });
+      // `files`: the build's folder through its outputs, anything else by its files; a README present is named.
+      await writeFile(f, JSON.stringify({ ...JSON.parse(original), files: ['dist', 'assets/', '!dist/x.js'] }, null, 2));
+      await writeFile(join(bare, 'libs/left/readme.markdown'), '# left\n');
+      const listed = new Map(await fn(files, { addBuildTargets: true }, c)).get('libs/left/package.json')!.projects!['libs/left']!.targets!;
+      expect(listed.pack!.inputs).toEqual([
+        '{projectRoot}/package.json',
+        '{projectRoot}/.npmignore',
+        '{projectRoot}/LICENCE*',
+        '{projectRoot}/LICENSE*',
+        '{projectRoot}/README*',
+        '{projectRoot}/readme.markdown',
+        '{projectRoot}/assets',
+        '{projectRoot}/assets/**/*',
+        { dependentTasksOutputFiles: '**/*', transitive: false },
+        { externalDependencies: [] },
+      ]);
+      // Off, renamed, private.
+      expect(new Map(await fn(files, { addBuildTargets: true, addPackTargets: false }, c)).get('libs/left/package.json')!.projects!['libs/left']!.targets!.pack).toBeUndefined();
+      expect(Object.keys(new Map(await fn(files, { addBuildTargets: true, packTargetName: 'tarball' }, c)).get('libs/left/package.json')!.projects!['libs/left']!.targets!).sort()).toEqual(['build', 'codegraph', 'tarball']);
+      // addPackTargets alone packs only where kiln's executor builds: the bare fixture has no build target.
+      expect(new Map(await fn(files, { addPackTargets: true }, c)).get('libs/left/package.json')!.projects!['libs/left']!.targets!.pack).toBeUndefined();
+      await writeFile(f, JSON.stringify({ ...JSON.parse(original), private: true }, null, 2));
+      expect(new Map(await fn(files, { addBuildTargets: true }, c)).get('libs/left/package.json')!.projects!['libs/left']!.targets!.pack).toBeUndefined();
+    } finally {
+      await writeFile(f, original);
+      await rm(join(bare, 'libs/left/readme.markdown'), { force: true });
+    }
   });
 
   it("no per-state value in the codegraph target: Nx hashes every target's configuration into each task of the project", async () => {

@@ -482,6 +482,30 @@ export const CODES = {
       'Nx caches and restores only the target\'s outputs, so what the task wrote elsewhere would be missing after a cache hit. kiln refuses the task instead of leaving it silently uncached; nothing was written.',
     hint: 'Set outputPath (the codegraph: outputFile), or the tsconfig\'s outDir, to a declared output, or add the directory to the target\'s outputs.',
   },
+  KILN_PACK_FAILED: {
+    severity: 'error',
+    outcome: 'failed',
+    title: 'npm could not pack the package',
+    meaning:
+      'The pack target runs `npm pack` (npm\'s own rules for what a tarball holds) and npm failed or answered something kiln could not read: a malformed manifest, a missing npm, an unwritable directory. No tarball was written into the target\'s outputs.',
+    hint: 'Run `npm pack --dry-run` in the project directory to see npm\'s own error; check that npm is on the PATH of the Nx process.',
+  },
+  KILN_PACK_INCOMPLETE: {
+    severity: 'error',
+    outcome: 'refused',
+    title: 'The tarball would leave out part of what the build produced',
+    meaning:
+      'The manifest\'s `files` (or an .npmignore) excludes a file the published package needs: an entry the manifest names, the executable representation (kiln.rep), a declaration file or a source map beside the built JavaScript. Publishing it would ship a package that consumers cannot call through its representation or debug. The tarball was not written.',
+    hint: 'Widen `files` to the build\'s output directory (e.g. "dist" instead of "dist/*.js"), or remove the .npmignore rule that excludes it; `npm pack --dry-run` lists what npm would publish.',
+  },
+  KILN_PACK_NOT_BUILT: {
+    severity: 'error',
+    outcome: 'refused',
+    title: 'A file the package must publish does not exist',
+    meaning:
+      'An entry the manifest names (main, module, types, bin, exports) or the package\'s representation (kiln.rep beside the main entry) is not on disk, so the tarball would be broken. The pack target depends on the build; the build wrote no such file. The tarball was not written.',
+    hint: 'Build the project first (the pack target depends on its build target); if the build warned KILN_REP_PRODUCE_FAILED and the package is to ship without a representation, set the pack option "representation": false.',
+  },
   KILN_PARSER_MISMATCH: {
     severity: 'warning',
     outcome: 'slower',
