@@ -40,6 +40,10 @@
  * The check is shown to fail: a copy of the library's representation with one payload's code patched
  * (and re-encoded, so integrity passes) is caught by the same differential, and so is a consumer whose
  * shared payload is evaluated twice (identity broken).
+ *
+ * Known gap, kept visible as an expected failure (`it.fails`): realm-sensitive checks on ARGUMENTS
+ * (`x instanceof Array`, `getPrototypeOf(x) === Object.prototype`) differ, since payloads see the vm
+ * context's built-ins and arguments are the caller's objects. The packages above do not do this.
  */
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
@@ -594,5 +598,27 @@ describe('parity: the differential can fail', () => {
     // A consumer that forgets its module cache for every load (what duplicating shared state looks like).
     const forgetful = { ...c, load: (surface: string) => consumerOf(s).load(surface) } as Consumer;
     expect(() => runParity(s, forgetful, { numRuns: NUM_RUNS, seed: 15, endOnFailure: true })).toThrow(/representation:/);
+  });
+});
+
+describe('parity: known gap across the vm boundary', () => {
+  // Arguments are the caller's own objects (call.ts, "Crossing the boundary"), while payload code sees
+  // the context's built-ins: `x instanceof Array` and "is a plain object" checks (getPrototypeOf(x) ===
+  // Object.prototype) on an argument differ from import(). No export of the packages above does this;
+  // many real libraries do (option-bag checks, `instanceof Date`). Marked `fails` until the runtime closes
+  // it: when it does, this test fails and should become a plain parity assertion.
+  it.fails('realm-sensitive checks on arguments behave as in import()', async () => {
+    const code = `function kind(x) { return x instanceof Array ? 'array' : Object.getPrototypeOf(x) === Object.prototype ? 'plain' : typeof x; }\n`;
+    const dir = join(scratch, 'realm');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'realm.mjs'), `export ${code}`);
+    const judge = await nativeImport(pathToFileURL(join(dir, 'realm.mjs')).href);
+    const rep = encodeRepresentation({
+      header: { format: 1, producer: 'test', package: '@fx/realm', version: '1.0.0', requirements: { node: '20.0.0', features: ['cjs-payloads'] } },
+      entries: [{ surface: '@fx/realm#kind', declaring: '@fx/realm:src/index.ts#kind:function', kind: 'function', coverage: { covered: true, payload: 0, export: 'kind' } }],
+      payloads: [{ name: 'e.js', code: `'use strict';\n${code}exports.kind = kind;\n` }],
+    });
+    const consumer = createConsumer(openRepresentation(rep));
+    for (const arg of [[1, 2], { a: 1 }]) expect(consumer.call('@fx/realm#kind', [arg])).toBe((judge.kind as (x: unknown) => string)(arg));
   });
 });
