@@ -258,7 +258,7 @@ function opsOf(targets: Target[], argsFor: ArgsFor, maxOps: number): fc.Arbitrar
       choices.push(argsFor(t.surface, t.arity).map((args): Op => ({ kind: 'new', target, args })));
       choices.push(fc.constant<Op>({ kind: 'call', target, args: [] })); // calling a class throws, the same way
       t.members.forEach((m, member) => {
-        const args = m.accessor ? fc.constant([]) : argsFor(`${t.surface}.${m.name}`, m.arity);
+        const args: fc.Arbitrary<unknown[]> = m.accessor ? fc.constant<unknown[]>([]) : argsFor(`${t.surface}.${m.name}`, m.arity);
         choices.push(fc.record({ instance: fc.nat(7), args }).map((r): Op => ({ kind: 'member', target, member, ...r })));
       });
     }
