@@ -167,6 +167,34 @@ describe('evaluation in one vm context per reader', () => {
   });
 });
 
+describe('payloads compiled once per reader, evaluated once per context', () => {
+  it('consumers of one reader share compiled code, never state: each context evaluates every payload afresh', () => {
+    const reader = open();
+    const a = createConsumer(reader);
+    const b = createConsumer(reader);
+    expect(a.call(`${P}#increment`)).toBe(1);
+    expect(a.call(`${P}#increment`)).toBe(2);
+    expect(b.call(`${P}#increment`)).toBe(1); // b's own module-level counter
+    expect(a.call(`${P}#getRegistry`)).not.toBe(b.call(`${P}#getRegistry`));
+    expect(a.call(`${P}#getRegistry`)).toBe(a.call(`${P}#getRegistry`));
+    expect([evalCount(a), evalCount(b)]).toEqual([1, 1]);
+    // Functions belong to each consumer's own realm, as with compileFunction in that context.
+    expect(Object.getPrototypeOf(a.load(`${P}#increment`))).not.toBe(Object.getPrototypeOf(b.load(`${P}#increment`)));
+  });
+
+  it('a payload that is not a module body (closes the CommonJS wrapper early) is refused before anything runs', () => {
+    const early = { name: 'early.js', code: `'use strict';\n}); globalThis.__escaped = true; (function () {\n` };
+    const r = rep();
+    const bad: Representation = { ...r, payloads: [...r.payloads, early], entries: [...r.entries, entry('zEarly', { covered: true, payload: r.payloads.length, export: 'x' })].sort((x, y) => (x.surface < y.surface ? -1 : 1)) };
+    const c = createConsumer(open(bad));
+    const e = refusal(() => c.load(`${P}#zEarly`));
+    expect(e.code).toBe('KILN_REP_PAYLOAD_FAILED');
+    expect(e.message).toContain('does not compile');
+    expect((c.context as { __escaped?: boolean }).__escaped).toBeUndefined();
+    expect((globalThis as { __escaped?: boolean }).__escaped).toBeUndefined();
+  });
+});
+
 describe('refusals before any result', () => {
   it('an unknown export: KILN_REP_NO_SUCH_EXPORT', () => {
     const e = refusal(() => callExport(open(), `${P}#nope`));
