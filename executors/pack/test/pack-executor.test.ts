@@ -13,7 +13,16 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
 import { packPackage, requiredPackFiles } from '@kiln/core';
+import { encodeRepresentation, readRepresentation } from '@kiln/runtime';
+
+/** A build's kiln.rep: unstamped (no version; the pack stamps the manifest's). */
+const UNSTAMPED = encodeRepresentation({
+  header: { format: 1, producer: '@kiln/core test', package: '@t/p', version: '', requirements: { node: '20.19.0', features: ['cjs-payloads'] } },
+  entries: [{ surface: '@t/p#a', declaring: 'typescript:@t/p//src/index#a:variable', kind: 'variable', coverage: { covered: true, payload: 0, export: 'value' } }],
+  payloads: [{ name: 'e-a.js', code: 'exports.value = 1;' }],
+});
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const PKG = join(REPO, 'packages/nx');
@@ -67,7 +76,7 @@ describe('packPackage (real npm pack)', () => {
     write('dist/index.js', 'export const a = 1;\n//# debugId=00000000-0000-0000-0000-000000000000\n//# sourceMappingURL=index.js.map\n');
     write('dist/index.js.map', '{"version":3,"sources":[],"mappings":""}');
     write('dist/index.d.ts', 'export declare const a = 1;\n');
-    write('dist/kiln.rep', 'not read by the pack');
+    write('dist/kiln.rep', UNSTAMPED);
     write('src/index.ts', 'export const a = 1;\n');
     write('README.md', '# p\n');
   });
@@ -82,6 +91,12 @@ describe('packPackage (real npm pack)', () => {
     expect(r.success).toBe(true);
     expect(readdirSync(out())).toEqual(['t-p-1.2.3.tgz']);
     expect(r.files!.map((f) => f.path)).toEqual(['README.md', 'dist/index.d.ts', 'dist/index.js', 'dist/index.js.map', 'dist/kiln.rep', 'package.json']);
+    // The tarball's kiln.rep carries the manifest's version; the build's stays as the build wrote it.
+    const unpacked = join(dir, 'unpacked');
+    mkdirSync(unpacked, { recursive: true });
+    execFileSync('tar', ['-xzf', join(out(), 't-p-1.2.3.tgz'), '-C', unpacked]);
+    expect(readRepresentation(readFileSync(join(unpacked, 'package/dist/kiln.rep'))).header.version).toBe('1.2.3');
+    expect(Buffer.from(readFileSync(join(pkg(), 'dist/kiln.rep'))).equals(Buffer.from(UNSTAMPED))).toBe(true);
   });
 
   it('refuses files that leave out kiln.rep and the map; no tarball is left', async () => {
@@ -102,7 +117,7 @@ describe('packPackage (real npm pack)', () => {
     expect(r.diagnostics.map((d) => d.code)).toEqual(['KILN_PACK_NOT_BUILT']);
     expect(r.diagnostics[0]!.message).toContain('dist/kiln.rep');
     expect((await packPackage({ packageRoot: pkg(), outDir: out(), representation: false })).success).toBe(true);
-    write('dist/kiln.rep', 'not read by the pack');
+    write('dist/kiln.rep', UNSTAMPED);
     expect(requiredPackFiles(pkg(), { main: './lib/x.js', bin: { p: './bin/p.js' } }, [], false).map((q) => q.path)).toEqual(['bin/p.js', 'lib/x.js']);
   });
 

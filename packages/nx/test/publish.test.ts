@@ -126,6 +126,15 @@ process.once('exit', () => verdaccio?.kill('SIGKILL'));
 const npmEnv = () => cleanEnv({ npm_config_userconfig: npmrc, npm_config_cache: join(scratch, 'npm-cache'), npm_config_registry: registry, npm_config_update_notifier: 'false', npm_config_audit: 'false', npm_config_fund: 'false' });
 const npm = (args: string[], cwd: string) => exec('npm', args, { cwd, env: npmEnv(), timeoutMs: 120_000 });
 const kiln = (args: string[], cwd: string) => exec(process.execPath, [KILN, ...args], { cwd, env: cleanEnv(), timeoutMs: 60_000 });
+/** The package and version of a kiln.rep: the u32 prefix length at byte 12, then two u16-length strings. */
+function labelOf(b: Buffer): { pkg: string; version: string } {
+  const at = b.readUInt32LE(12);
+  const n = b.readUInt16LE(at);
+  const pkg = b.subarray(at + 2, at + 2 + n).toString('utf8');
+  const m = b.readUInt16LE(at + 2 + n);
+  return { pkg, version: b.subarray(at + 4 + n, at + 4 + n + m).toString('utf8') };
+}
+
 const tarball = (lib: string, version = '0.1.0') => ws.path(`dist/packs/libs/${lib}/fx-${lib}-${version}.tgz`);
 async function tarList(file: string): Promise<string[]> {
   const r = await exec('tar', ['tzf', file], { cwd: scratch });
@@ -201,6 +210,15 @@ describe('the inferred pack target', () => {
     expect(bumped.code, bumped.output).toBe(0);
     expect(bumped.statuses['@fx/base:pack']).toBe('executed');
     expect(readdirSync(ws.path('dist/packs/libs/base'))).toEqual(['fx-base-0.1.1.tgz']);
+    // The build is keyed without the version (a hit), so its kiln.rep is unstamped; the tarball's
+    // carries 0.1.1. Read at the offsets SPEC §7 fixes for every format (not with kiln's reader).
+    expect(bumped.statuses['@fx/base:build']).toBe('local');
+    const stage = await mkdtemp(join(tmpdir(), 'kiln-stamp-'));
+    const x = await exec('tar', ['-xzf', tarball('base', '0.1.1'), '-C', stage], { cwd: stage });
+    expect(x.code, x.stderr).toBe(0);
+    expect(labelOf(await readFile(join(stage, 'package/dist/kiln.rep')))).toEqual({ pkg: '@fx/base', version: '0.1.1' });
+    expect(labelOf(await readFile(ws.path('libs/base/dist/kiln.rep')))).toEqual({ pkg: '@fx/base', version: '' });
+    await rm(stage, { recursive: true, force: true });
 
     // Back to 0.1.0: the first tarball is restored from the cache, alone in its folder.
     await ws.editJson('libs/base/package.json', (m: Record<string, unknown>) => ({ ...m, version: '0.1.0' }));

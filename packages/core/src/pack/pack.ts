@@ -14,15 +14,17 @@
  *     emptied first, so it always holds exactly the tarball of the current manifest, or nothing);
  *   - lifecycle scripts do not run (`--ignore-scripts`): the build target produced the files, and a
  *     `prepack`/`prepare` script would build again outside Nx's graph and cache;
+ *   - the tarball's kiln.rep carries the manifest's version (`stampRepresentation`): the build's is
+ *     unstamped because the build is keyed without the version; the build's file is put back as it was;
  *   - no absolute path in what is returned for printing (paths are package-relative); the tarball is
  *     npm's (fixed mtimes), so the same files give the same bytes.
  */
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, posix, relative, resolve, sep } from 'node:path';
-import { representationRelPath } from '@kiln/runtime';
+import { representationRelPath, stampRepresentation } from '@kiln/runtime';
 import { diagnostic, type Diagnostic } from '../diagnostics/diagnostic.js';
 
 export interface PackOptions {
@@ -193,6 +195,22 @@ export async function packPackage(options: PackOptions): Promise<PackResult> {
     return { success: false, diagnostics: [diagnostic('KILN_PACK_FAILED', `${label}: the tarball's directory ${outDir === packageRoot ? 'is' : 'contains'} the package directory, and it is emptied before packing`, where)] };
   }
   await rm(outDir, { recursive: true, force: true });
+  // The build writes kiln.rep unstamped (it is keyed without the manifest's version); the tarball's is
+  // stamped with the version this pack publishes. Stamped in place for npm and put back afterwards,
+  // so the build's cached output stays what the build wrote.
+  const repFile = join(packageRoot, representationRelPath(manifest));
+  let unstamped: Buffer | undefined;
+  if (representation && typeof manifest.version === 'string' && existsSync(repFile)) {
+    const bytes = readFileSync(repFile);
+    let stamped: Uint8Array;
+    try {
+      stamped = stampRepresentation(bytes, manifest.version);
+    } catch (e) {
+      return { success: false, diagnostics: [diagnostic('KILN_PACK_FAILED', `${label}: ${representationRelPath(manifest)} cannot be stamped with the version: ${(e as Error).message}`, where)] };
+    }
+    unstamped = bytes;
+    await writeFile(repFile, stamped);
+  }
   const tmp = await mkdtemp(join(tmpdir(), 'kiln-pack-'));
   try {
     const r = await runNpm(options.npm ?? 'npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', tmp], packageRoot);
@@ -235,6 +253,7 @@ export async function packPackage(options: PackOptions): Promise<PackResult> {
       integrity: packed.integrity,
     };
   } finally {
+    if (unstamped) await writeFile(repFile, unstamped);
     await rm(tmp, { recursive: true, force: true });
   }
 }
