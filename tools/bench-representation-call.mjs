@@ -24,7 +24,7 @@
  * Requires a build (`npm run build`).
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -44,7 +44,7 @@ const COLD_RUNS = int('cold-runs', 1);
 
 const RUNTIME = join(ROOT, 'packages/runtime/dist/index.js');
 const { compileProject, writeRepresentation } = await import(pathToFileURL(join(ROOT, 'packages/core/dist/index.js')).href);
-const { createConsumer, openRepresentation, representationPath } = await import(pathToFileURL(RUNTIME).href);
+const { createConsumer, openRepresentation, readRepresentation, representationPath } = await import(pathToFileURL(RUNTIME).href);
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const range = (xs) => `${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)}`;
@@ -161,6 +161,17 @@ try {
   const size = statSync(file).size;
   console.log(`package: ${PKG}, ${MODULES} modules + 2 shared, ${written.entries} exports (${written.covered} covered), ${written.payloads} payloads; build ${buildMs.toFixed(0)} ms, representation ${repMs.toFixed(0)} ms, kiln.rep ${size} bytes`);
   if (written.entries !== 400 || written.covered !== 400) throw new Error(`expected 400 covered exports, got ${written.covered}/${written.entries}`);
+
+  // --- 0. size beside JSON of the same content (issue 15 point 2): the decoded model, each payload with
+  // its SHA-256 as hex (the binary carries it raw), as one JSON document.
+  {
+    const { createHash } = await import('node:crypto');
+    const rep = readRepresentation(readFileSync(file));
+    const same = { ...rep, payloads: rep.payloads.map((p) => ({ ...p, sha256: createHash('sha256').update(p.code).digest('hex') })) };
+    const json = Buffer.byteLength(JSON.stringify(same));
+    console.log(`\n0. size: kiln.rep ${size} B, the same content as JSON ${json} B`);
+    goal('size <= 0.3x JSON', size <= 0.3 * json, `${(size / json).toFixed(3)}× (${size} / ${json} B)`);
+  }
 
   // The 3 exports: one with a private cached helper and a cross-module import, one that writes the shared
   // registry, a class factory.

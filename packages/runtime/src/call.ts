@@ -28,7 +28,7 @@
  * whatever `context` adds. The language built-ins (Object, Array, Promise, …) are the context's own.
  */
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { join, resolve as resolvePath } from 'node:path';
 import { createContext, runInContext, Script, type Context } from 'node:vm';
 import { RepError, repError } from './errors.js';
 import { KNOWN_FEATURES, REPRESENTATION_FORMAT } from './format.js';
@@ -145,7 +145,7 @@ export function createConsumer(reader: RepReader, opts: ConsumerOptions = {}): C
   checkRequirements(reader);
   const { package: pkg, version } = reader.header;
   const subject = { package: pkg, version };
-  const requireFrom = opts.requireFrom ?? process.cwd();
+  const requireFrom = resolvePath(opts.requireFrom ?? process.cwd()); // createRequire needs an absolute path
   const hostRequire = createRequire(join(requireFrom, '__kiln_rep_consumer__.js'));
   const sandbox: Record<string, unknown> = { ...defaultGlobals(), ...opts.context };
   const context = createContext(sandbox);

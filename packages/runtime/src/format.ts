@@ -16,7 +16,9 @@
  *           E×16  INDEX    entryCount fixed records, sorted by surface in code-point order, unique:
  *                          u32 keyOffset | u16 keyLength (into KEYS) | u8 covered (0|1) | u8 0 |
  *                          u32 payload (0xFFFFFFFF when uncovered) | u32 infoOffset (into INFO, raw)
- *           K     KEYS     the surface identities' UTF-8 bytes, in index order: all a binary search reads
+ *           K     KEYS     the surface identities' UTF-8 bytes without the package's name (every surface
+ *                          of the package starts with it: `#name`, `/sub#name`), in index order: all a
+ *                          binary search reads
  *           I     INFO     one brotli block; raw, a sequence of records: per entry `str declaring |
  *                          str kind | str a | str b` (covered: a = export, b = ""; uncovered: a = reason
  *                          code, b = detail), per payload `str name`. Decompressed once, on first use.

@@ -437,7 +437,7 @@ class Reader implements RepReader {
 
   private entryAt(i: number): RepEntry {
     const at = i * INDEX_RECORD.size;
-    const surface = decode(this.key(i), `index entry ${i}`, this.header);
+    const surface = this.header.package + decode(this.key(i), `index entry ${i}`, this.header);
     const [declaring, kind, a, b] = this.infoStrings(this.index.readUInt32LE(at + INDEX_RECORD.infoOffset), 4, surface) as [string, string, string, string];
     if (this.index.readUInt8(at + INDEX_RECORD.covered) === 1) {
       return { surface, declaring, kind, coverage: { covered: true, payload: this.index.readUInt32LE(at + INDEX_RECORD.payload), export: a } };
@@ -446,7 +446,9 @@ class Reader implements RepReader {
   }
 
   lookup(surface: string): RepEntry | undefined {
-    const key = Buffer.from(surface, 'utf8');
+    // KEYS holds each surface without the package's name, which every surface of the package starts with.
+    if (!surface.startsWith(this.header.package)) return undefined;
+    const key = Buffer.from(surface.slice(this.header.package.length), 'utf8');
     let lo = 0;
     let hi = this.entryCount - 1;
     while (lo <= hi) {

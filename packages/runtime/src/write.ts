@@ -139,7 +139,10 @@ export function encodeRepresentation(rep: Representation, opts: EncodeOptions = 
   let prev: Buffer | undefined;
   entries.forEach((e, i) => {
     const at = i * INDEX_RECORD.size;
-    const key = bytesOf(e.surface, `entries[${i}].surface`);
+    // Every surface identity starts with the package's name (header.package); KEYS holds the rest.
+    const sep = e.surface.charAt(header.package.length);
+    if (!e.surface.startsWith(header.package) || (sep !== '#' && sep !== '/')) invalid(rep, `entries[${i}].surface ${e.surface} is not a surface of ${header.package}`);
+    const key = bytesOf(e.surface.slice(header.package.length), `entries[${i}].surface`);
     if (prev !== undefined) {
       const c = Buffer.compare(prev, key);
       if (c === 0) invalid(rep, `duplicate entry ${e.surface}`);

@@ -14,8 +14,8 @@
  *    another uncovered: a module only it reaches is only in its chunks (chunks group modules by the
  *    set of entries reaching them).
  *
- * Invariants: entry chunks are named from a hash of the declaring identity, shared chunks from their
- * first module's base name and a content hash, so the output does not depend on where the package
+ * Invariants: entry chunks are named from a hash of the declaring identity, shared chunks from a hash
+ * of their content (`s-<hash>.js`), so the output does not depend on where the package
  * is; no sourcemap; bare specifiers and `node:` builtins stay `require('<spec>')` for the consumer to
  * resolve.
  *
@@ -55,8 +55,8 @@ export interface BundleRequest {
 
 export interface BundleResult {
   payloads: RepPayload[];
-  /** Declaring identity → index of its entry payload. */
-  covered: Map<string, number>;
+  /** Declaring identity → the payload whose `module.exports[export]` is its value. */
+  covered: Map<string, { payload: number; export: string }>;
   uncovered: Map<string, { reason: BundleReason | 'KILN_REP_UNCOVERED_BUNDLE_FAILED'; detail: string }>;
   /** Rollup's warnings, package-relative (for diagnostics). */
   warnings: string[];
@@ -186,15 +186,72 @@ export async function bundlePayloads(packageRoot: string, requests: BundleReques
     exports: 'named',
     sourcemap: false,
     entryFileNames: '[name].js',
-    chunkFileNames: '[name]-[hash].js',
+    chunkFileNames: 's-[hash:12].js', // by content only: a module or virtual entry's name would only lengthen every require
     hoistTransitiveImports: false,
-    generatedCode: 'es2015',
+    // es2015 syntax, without the `Symbol.toStringTag` line in every chunk (a chunk's exports object is
+    // never handed out: the index names one export of it).
+    generatedCode: { preset: 'es2015', symbols: false },
   });
   await b.close();
-  const out = output.filter((o): o is OutputChunk => o.type === 'chunk').sort((x, y) => (x.fileName < y.fileName ? -1 : x.fileName > y.fileName ? 1 : 0));
+  const all = output.filter((o): o is OutputChunk => o.type === 'chunk');
+  // An entry whose code lives in another chunk (another entry needs it too) is a facade: one require and
+  // `exports.value = chunk.name`. The index points at that chunk and name instead, and the facade is
+  // not stored: fewer payloads, less to read (more than half of the chunks of a wide package).
+  const files = new Set(all.map((c) => c.fileName));
+  const target = new Map<string, { file: string; exported: string }>(); // entry chunk → where its value is
+  for (const n of keep) {
+    const t = facadeTarget(all.find((c) => c.fileName === `${n}.js`)!.code);
+    if (t && files.has(t.file)) target.set(`${n}.js`, t);
+  }
+  const required = new Set<string>();
+  for (const c of all) if (!target.has(c.fileName)) for (const m of c.code.matchAll(/\brequire\('\.\/([^']+)'\)/g)) required.add(m[1]!);
+  const out = all.filter((c) => !target.has(c.fileName) || required.has(c.fileName)).sort((x, y) => (x.fileName < y.fileName ? -1 : x.fileName > y.fileName ? 1 : 0));
   result.payloads = out.map((c) => ({ name: c.fileName, code: c.code }));
-  for (const n of keep) result.covered.set(byName.get(n)!.key, out.findIndex((c) => c.fileName === `${n}.js`));
+  const index = new Map(out.map((c, i) => [c.fileName, i]));
+  for (const n of keep) {
+    let at = { file: `${n}.js`, exported: 'value' };
+    for (let hops = 0; hops < 4 && !index.has(at.file); hops++) at = target.get(at.file) ?? at;
+    result.covered.set(byName.get(n)!.key, { payload: index.get(at.file)!, export: at.exported });
+  }
   return result;
+}
+
+/**
+ * The chunk and name a facade entry chunk re-exports as `value`: its only statements (besides the
+ * `'use strict'` directive) are `const x = require('./chunk.js')` and `exports.value = x.name` — or the
+ * getter rollup writes for a live binding. Anything else: undefined (the chunk is kept as it is).
+ */
+export function facadeTarget(code: string): { file: string; exported: string } | undefined {
+  type N = { type: string; [k: string]: unknown };
+  let body: N[];
+  try {
+    body = (parseAst(code).body as unknown as N[]).filter((n) => !(n.type === 'ExpressionStatement' && typeof n.directive === 'string'));
+  } catch {
+    return undefined;
+  }
+  if (body.length !== 2) return undefined;
+  const [decl, assign] = body as [N, N];
+  const d = decl.type === 'VariableDeclaration' && (decl.declarations as N[]).length === 1 ? (decl.declarations as N[])[0]! : undefined;
+  const init = d?.init as N | undefined;
+  const arg = init?.type === 'CallExpression' && (init.callee as N).type === 'Identifier' && (init.callee as N).name === 'require' ? (init.arguments as N[])[0] : undefined;
+  if (!d || (d.id as N).type !== 'Identifier' || arg?.type !== 'Literal' || typeof arg.value !== 'string' || !arg.value.startsWith('./')) return undefined;
+  const local = (d.id as N).name as string;
+  const member = (e: N | undefined): string | undefined =>
+    e?.type === 'MemberExpression' && (e.object as N).type === 'Identifier' && (e.object as N).name === local && !e.computed && (e.property as N).type === 'Identifier' ? ((e.property as N).name as string) : undefined;
+  let exported: string | undefined;
+  const expr = assign.type === 'ExpressionStatement' ? (assign.expression as N) : undefined;
+  if (expr?.type === 'AssignmentExpression' && expr.operator === '=') {
+    const left = expr.left as N;
+    if (left.type === 'MemberExpression' && (left.object as N).type === 'Identifier' && (left.object as N).name === 'exports' && !left.computed && (left.property as N).name === 'value') exported = member(expr.right as N);
+  } else if (expr?.type === 'CallExpression') {
+    // Object.defineProperty(exports, 'value', { enumerable: true, get: function () { return x.name; } })
+    const [o, key, desc] = expr.arguments as N[];
+    const get = desc?.type === 'ObjectExpression' ? (desc.properties as N[]).find((p) => ((p.key as N)?.name ?? (p.key as N)?.value) === 'get') : undefined;
+    const fn = get?.value as N | undefined;
+    const ret = fn && (fn.body as N)?.type === 'BlockStatement' ? ((fn.body as N).body as N[]) : undefined;
+    if ((o as N | undefined)?.name === 'exports' && (key as N | undefined)?.value === 'value' && ret?.length === 1 && ret[0]!.type === 'ReturnStatement') exported = member(ret[0]!.argument as N);
+  }
+  return exported ? { file: arg.value.slice(2), exported } : undefined;
 }
 
 type LoadContext = { load: (o: { id: string }) => Promise<{ exportedBindings: Record<string, string[]> | null }>; resolve: (source: string, importer: string) => Promise<{ id: string; external: boolean | string } | null> };

@@ -100,7 +100,7 @@ export async function produceRepresentation(opts: ProduceOptions): Promise<Produ
   const bundle = await bundleIsolating(root, [...requests.values()]);
   for (const { surface: s, key } of bundled) {
     const p = bundle.covered.get(key);
-    if (p !== undefined) coverage.set(s, { covered: true, payload: p, export: 'value' });
+    if (p !== undefined) coverage.set(s, { covered: true, payload: p.payload, export: p.export });
     else coverage.set(s, uncovered(bundle.uncovered.get(key)!.reason, bundle.uncovered.get(key)!.detail));
   }
 
