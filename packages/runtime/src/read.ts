@@ -340,21 +340,18 @@ class Reader implements RepReader {
     this.entryCount = entryCount;
     this.payloadCount = payloadCount;
 
-    // Records: in range, keys contiguous (each starts where the previous ended), sorted and unique.
+    // Records: in range, keys contiguous (each starts where the previous ended, and is not empty),
+    // sorted and unique.
     let keyEnd = 0;
     let prev: Buffer | undefined;
     for (let i = 0; i < entryCount; i++) {
       const at = i * INDEX_RECORD.size;
       const keyOff = this.index.readUInt32LE(at + INDEX_RECORD.keyOffset);
-      const keyLen = this.index.readUInt16LE(at + INDEX_RECORD.keyLength);
-      if (keyOff !== keyEnd || keyLen > keysLength - keyOff) bad(`index entry ${i}'s key is not where the previous one ended`);
-      keyEnd = keyOff + keyLen;
-      const covered = this.index.readUInt8(at + INDEX_RECORD.covered);
+      const next = i + 1 < entryCount ? this.index.readUInt32LE(at + INDEX_RECORD.size + INDEX_RECORD.keyOffset) : keysLength;
+      if (keyOff !== keyEnd || next <= keyOff || next > keysLength || next - keyOff > LIMITS.maxString) bad(`index entry ${i}'s key is not where the previous one ended`);
+      keyEnd = next;
       const payload = this.index.readUInt32LE(at + INDEX_RECORD.payload);
-      if (this.index.readUInt8(at + INDEX_RECORD.zero) !== 0) bad(`index entry ${i} has a non-zero reserved byte`);
-      if (covered === 1) {
-        if (payload >= payloadCount) bad(`index entry ${i} names payload ${payload} of ${payloadCount}`);
-      } else if (covered !== 0 || payload !== NO_PAYLOAD) bad(`index entry ${i} has an invalid coverage record`);
+      if (payload !== NO_PAYLOAD && payload >= payloadCount) bad(`index entry ${i} names payload ${payload} of ${payloadCount}`);
       if (this.index.readUInt32LE(at + INDEX_RECORD.infoOffset) >= infoRawLength) bad(`index entry ${i} points outside INFO`);
       const key = this.keys.subarray(keyOff, keyEnd);
       if (prev !== undefined) {
@@ -432,15 +429,17 @@ class Reader implements RepReader {
   private key(i: number): Buffer {
     const at = i * INDEX_RECORD.size;
     const off = this.index.readUInt32LE(at + INDEX_RECORD.keyOffset);
-    return this.keys.subarray(off, off + this.index.readUInt16LE(at + INDEX_RECORD.keyLength));
+    const end = i + 1 < this.entryCount ? this.index.readUInt32LE(at + INDEX_RECORD.size + INDEX_RECORD.keyOffset) : this.keys.length;
+    return this.keys.subarray(off, end);
   }
 
   private entryAt(i: number): RepEntry {
     const at = i * INDEX_RECORD.size;
     const surface = this.header.package + decode(this.key(i), `index entry ${i}`, this.header);
     const [declaring, kind, a, b] = this.infoStrings(this.index.readUInt32LE(at + INDEX_RECORD.infoOffset), 4, surface) as [string, string, string, string];
-    if (this.index.readUInt8(at + INDEX_RECORD.covered) === 1) {
-      return { surface, declaring, kind, coverage: { covered: true, payload: this.index.readUInt32LE(at + INDEX_RECORD.payload), export: a } };
+    const payload = this.index.readUInt32LE(at + INDEX_RECORD.payload);
+    if (payload !== NO_PAYLOAD) {
+      return { surface, declaring, kind, coverage: { covered: true, payload, export: a } };
     }
     return { surface, declaring, kind, coverage: { covered: false, reason: a, detail: b } };
   }

@@ -149,8 +149,8 @@ export function encodeRepresentation(rep: Representation, opts: EncodeOptions = 
       if (c > 0) invalid(rep, `entries are not sorted in code-point order at ${e.surface}`);
     }
     prev = key;
+    if (key.length === 0 || key.length > LIMITS.maxString) invalid(rep, `entries[${i}].surface has an empty or over-long name`);
     index.writeUInt32LE(keysLength, at + INDEX_RECORD.keyOffset);
-    index.writeUInt16LE(key.length, at + INDEX_RECORD.keyLength);
     keys.push(key);
     keysLength += key.length;
     index.writeUInt32LE(infoLength, at + INDEX_RECORD.infoOffset);
@@ -163,12 +163,10 @@ export function encodeRepresentation(rep: Representation, opts: EncodeOptions = 
       }
       infoLength += str(info, cov.export, `${e.surface} export`);
       infoLength += str(info, '', `${e.surface}`);
-      index.writeUInt8(1, at + INDEX_RECORD.covered);
       index.writeUInt32LE(cov.payload, at + INDEX_RECORD.payload);
     } else if (cov?.covered === false) {
       infoLength += str(info, cov.reason, `${e.surface} reason`);
       infoLength += str(info, cov.detail, `${e.surface} detail`);
-      index.writeUInt8(0, at + INDEX_RECORD.covered);
       index.writeUInt32LE(NO_PAYLOAD, at + INDEX_RECORD.payload);
     } else invalid(rep, `${e.surface}: coverage.covered is neither true nor false`);
   });
