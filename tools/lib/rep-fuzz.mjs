@@ -172,7 +172,7 @@ export function runCase(corpus, bytes, { codes, maxMs = 2000 }) {
   }
   if (reader) {
     try {
-      const consumer = createConsumer(reader, { context: { __kilnRepEvaluated: evaluated } });
+      const consumer = createConsumer(reader, { realm: 'isolated', context: { __kilnRepEvaluated: evaluated } });
       const surfaces = new Set(corpus.surfaces);
       try {
         for (const e of reader.entries()) surfaces.add(e.surface);

@@ -41,9 +41,9 @@
  * (and re-encoded, so integrity passes) is caught by the same differential, and so is a consumer whose
  * shared payload is evaluated twice (identity broken).
  *
- * Known gap, kept visible as an expected failure (`it.fails`): realm-sensitive checks on ARGUMENTS
- * (`x instanceof Array`, `getPrototypeOf(x) === Object.prototype`) differ, since payloads see the vm
- * context's built-ins and arguments are the caller's objects. The packages above do not do this.
+ * Realm-sensitive checks on ARGUMENTS (`x instanceof Array`, `getPrototypeOf(x) === Object.prototype`)
+ * agree too: payloads run in the caller's realm by default (call.ts `realm: 'host'`), as `import()` runs
+ * them; in an `isolated` realm they would not (the last test shows both).
  */
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
@@ -601,13 +601,11 @@ describe('parity: the differential can fail', () => {
   });
 });
 
-describe('parity: known gap across the vm boundary', () => {
-  // Arguments are the caller's own objects (call.ts, "Crossing the boundary"), while payload code sees
-  // the context's built-ins: `x instanceof Array` and "is a plain object" checks (getPrototypeOf(x) ===
-  // Object.prototype) on an argument differ from import(). No export of the packages above does this;
-  // many real libraries do (option-bag checks, `instanceof Date`). Marked `fails` until the runtime closes
-  // it: when it does, this test fails and should become a plain parity assertion.
-  it.fails('realm-sensitive checks on arguments behave as in import()', async () => {
+describe('parity: realm-sensitive checks', () => {
+  // Arguments are the caller's own objects. In the default (host) realm payload code sees the caller's
+  // built-ins, so `x instanceof Array` and "is a plain object" checks on an argument agree with import();
+  // an `isolated` realm (a fresh vm context) would answer differently — shown, so this can fail.
+  it('realm-sensitive checks on arguments behave as in import() (and not in an isolated realm)', async () => {
     const code = `function kind(x) { return x instanceof Array ? 'array' : Object.getPrototypeOf(x) === Object.prototype ? 'plain' : typeof x; }\n`;
     const dir = join(scratch, 'realm');
     mkdirSync(dir, { recursive: true });
@@ -620,5 +618,7 @@ describe('parity: known gap across the vm boundary', () => {
     });
     const consumer = createConsumer(openRepresentation(rep));
     for (const arg of [[1, 2], { a: 1 }]) expect(consumer.call('@fx/realm#kind', [arg])).toBe((judge.kind as (x: unknown) => string)(arg));
+    const isolated = createConsumer(openRepresentation(rep), { realm: 'isolated' });
+    expect(isolated.call('@fx/realm#kind', [[1, 2]])).not.toBe((judge.kind as (x: unknown) => string)([1, 2]));
   });
 });

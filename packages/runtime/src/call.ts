@@ -8,20 +8,23 @@
  *   RFC's "at resolution"), and `load` refuses an unknown surface, an uncovered entry, or an integrity
  *   failure of the entry's payload or of ANY payload it statically requires (`require('./x')`), having
  *   verified the whole set before evaluating the first. No payload is evaluated whose bytes failed.
- * - One vm context per consumer, and one consumer per reader by default: a payload is evaluated at most
- *   once per context (memoised like Node's module cache), so module-level state two exports share stays
- *   shared, and an export that returns a module-level object returns the same object every time.
+ * - One module registry per consumer, and one consumer per reader by default: a payload is evaluated at
+ *   most once per consumer (memoised like Node's module cache), so module-level state two exports share
+ *   stays shared, and an export that returns a module-level object returns the same object every time.
+ * - Realm (`realm` option): by default payloads run in this process's own realm, as `import()` would
+ *   run the package (parity: `instanceof`, built-ins and globals are the caller's); `isolated` gives each
+ *   consumer a fresh vm context instead.
  * - `require('./<name>')` resolves to the payload of that name; any other specifier to the consumer's
  *   own `createRequire(requireFrom)` — the package's dependencies stay imports the consumer resolves (they
  *   are loaded by the host realm, outside the context).
  *
- * Crossing the boundary: values a payload creates belong to the context's realm, so host `instanceof
+ * Crossing the boundary (`isolated` only): values a payload creates belong to the context's realm, so host `instanceof
  * Error` / `instanceof Array` are false for them (use `util.types.isNativeError`, `Array.isArray`);
  * values passed in as arguments are the caller's own objects. A value a payload throws while being called
  * surfaces as that thrown value, unwrapped. A payload whose module body throws while being loaded is
  * reported as KILN_REP_PAYLOAD_FAILED with the thrown value as `cause` (and, as in Node, is not cached).
  *
- * Globals of the context: console, setTimeout/clearTimeout, setInterval/clearInterval,
+ * Globals of an `isolated` context: console, setTimeout/clearTimeout, setInterval/clearInterval,
  * setImmediate/clearImmediate, queueMicrotask, structuredClone, URL, URLSearchParams, TextEncoder,
  * TextDecoder, AbortController, AbortSignal, atob, btoa, performance, Buffer and process (the host's
  * objects; libraries read process.env.NODE_ENV), `global`/`globalThis` (the context itself), plus
@@ -38,12 +41,23 @@ import type { RepReader } from './read.js';
 export interface ConsumerOptions {
   /** Directory whose node_modules resolve the payloads' bare specifiers (default: process.cwd()). */
   requireFrom?: string;
-  /** Extra globals for the context (added after the defaults, so they can replace one). */
+  /**
+   * Where payloads run (default `host`):
+   * - `host`: in this process's own realm (`Script.runInThisContext`), as `import()` of the package
+   *   would run them — the same `Array`, `Object`, `Error`, the same globals — so realm-sensitive code
+   *   (`x instanceof Array` on an argument, `e instanceof Error` on what it throws) behaves as with
+   *   `import()`. Each consumer still has its own module registry: its own module-level state.
+   * - `isolated`: in a fresh vm context per consumer, with its own built-ins and the globals below;
+   *   host `instanceof` checks differ across that boundary. Still not a security sandbox.
+   */
+  realm?: 'host' | 'isolated';
+  /** Extra globals for an `isolated` context (added after the defaults, so they can replace one). */
   context?: Record<string, unknown>;
 }
 
 export interface Consumer {
   readonly reader: RepReader;
+  /** The realm's global object: the vm context (`isolated`) or this process's `globalThis` (`host`). */
   readonly context: Context;
   /** The value of a covered export (its payload and everything it requires evaluated once). */
   load(surface: string): unknown;
@@ -147,11 +161,18 @@ export function createConsumer(reader: RepReader, opts: ConsumerOptions = {}): C
   const subject = { package: pkg, version };
   const requireFrom = resolvePath(opts.requireFrom ?? process.cwd()); // createRequire needs an absolute path
   const hostRequire = createRequire(join(requireFrom, '__kiln_rep_consumer__.js'));
-  const sandbox: Record<string, unknown> = { ...defaultGlobals(), ...opts.context };
-  const context = createContext(sandbox);
-  runInContext('globalThis.global = globalThis;', context);
-  // The context's own module record factory (compiled once per context, not per payload).
-  const newModule = runInContext('() => ({ exports: {} })', context) as () => Module;
+  const host = (opts.realm ?? 'host') === 'host';
+  let context: Context;
+  let newModule: () => Module;
+  if (host) {
+    context = globalThis;
+    newModule = () => ({ exports: {} });
+  } else {
+    context = createContext({ ...defaultGlobals(), ...opts.context });
+    runInContext('globalThis.global = globalThis;', context);
+    // The context's own module record factory (compiled once per context, not per payload).
+    newModule = runInContext('() => ({ exports: {} })', context) as () => Module;
+  }
   const scripts = compiled.get(reader) ?? compiled.set(reader, new Map()).get(reader)!;
   const modules = new Map<number, Module>();
   const evaluations = new Map<string, number>();
@@ -197,7 +218,7 @@ export function createConsumer(reader: RepReader, opts: ConsumerOptions = {}): C
       }
       scripts.set(i, script);
     }
-    const fn = script.runInContext(context) as (...a: unknown[]) => unknown;
+    const fn = (host ? script.runInThisContext() : script.runInContext(context)) as (...a: unknown[]) => unknown;
     const module = newModule();
     const req = (request: string): unknown => {
       if (typeof request === 'string' && RELATIVE.test(request)) {
@@ -270,7 +291,7 @@ export function consumerFor(reader: RepReader, opts?: ConsumerOptions): Consumer
     return consumer;
   }
   // One context per reader: other options would need another context (createConsumer), not this one.
-  if (opts !== undefined && (opts.requireFrom !== had.opts.requireFrom || opts.context !== had.opts.context)) {
+  if (opts !== undefined && (opts.requireFrom !== had.opts.requireFrom || opts.context !== had.opts.context || opts.realm !== had.opts.realm)) {
     throw new TypeError('the reader already has a consumer with other options; use createConsumer() for another context');
   }
   return had.consumer;

@@ -3,7 +3,10 @@
  * of the payload or of any payload it requires — nothing evaluated), and evaluation in one node:vm
  * context per reader: shared module-level state, a chunk required by two entries evaluated once,
  * identical objects on repeated calls, thrown errors surfacing as thrown, bare specifiers resolved
- * through requireFrom. Payloads are hand-written in rollup's cjs style.
+ * through requireFrom — in an `isolated` realm (a fresh vm context per consumer; the helpers below pass
+ * it), and in the default `host` realm, where what a payload creates and throws is the caller's own kind
+ * (parity with `import()`), each consumer still with its own state. Payloads are hand-written in
+ * rollup's cjs style.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,15 +14,23 @@ import { join } from 'node:path';
 import { types } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
-  callExport,
-  createConsumer,
+  callExport as callExportIn,
+  createConsumer as createConsumerIn,
   encodeRepresentation,
-  loadExport,
+  loadExport as loadExportIn,
   openRepresentation,
   RepError,
+  type ConsumerOptions,
   type RepEntry,
+  type RepReader,
   type Representation,
 } from '@kiln/runtime';
+
+// The isolated realm, for the tests of its semantics (a fresh context per consumer, its own globals).
+const ISO: ConsumerOptions = { realm: 'isolated' };
+const createConsumer = (r: RepReader, o: ConsumerOptions = {}) => createConsumerIn(r, { ...ISO, ...o });
+const callExport = (r: RepReader, s: string, a: unknown[] = [], o: ConsumerOptions = {}) => callExportIn(r, s, a, { ...ISO, ...o });
+const loadExport = (r: RepReader, s: string, o: ConsumerOptions = {}) => loadExportIn(r, s, { ...ISO, ...o });
 
 const dir = mkdtempSync(join(tmpdir(), 'kiln-rep-call-'));
 const bare = mkdtempSync(join(tmpdir(), 'kiln-rep-bare-'));
@@ -257,5 +268,32 @@ describe('refusals before any result', () => {
     const c = createConsumer(openRepresentation(bytes));
     expect(refusal(() => c.call(`${P}#increment`)).code).toBe('KILN_REP_INTEGRITY');
     expect(c.evaluations.size).toBe(0);
+  });
+});
+
+describe('the default realm: the host\'s own (parity with import())', () => {
+  it('what a payload throws and creates is the caller\'s kind; arguments pass realm checks; each consumer keeps its own state', () => {
+    const reader = open();
+    let thrown: unknown;
+    try {
+      callExportIn(reader, `${P}#boom`, ['x']);
+    } catch (e) {
+      thrown = e;
+    }
+    expect(thrown instanceof TypeError).toBe(true); // the host's TypeError, as with import()
+    expect(Object.getPrototypeOf(callExportIn(reader, `${P}#getRegistry`))).toBe(Object.prototype);
+    const a = createConsumerIn(reader);
+    const b = createConsumerIn(reader);
+    expect([a.call(`${P}#increment`), a.call(`${P}#increment`), b.call(`${P}#increment`)]).toEqual([1, 2, 1]);
+    expect(a.call(`${P}#getRegistry`)).not.toBe(b.call(`${P}#getRegistry`));
+    expect(a.context).toBe(globalThis);
+    // A realm-sensitive check on an argument, as a library writes it.
+    const check = encodeRepresentation({
+      ...rep(),
+      entries: [entry('isList', { covered: true, payload: 0, export: 'isList' })],
+      payloads: [{ name: 'realm.js', code: `'use strict';\nexports.isList = function isList(x) { return x instanceof Array && Object.getPrototypeOf({}) === Object.prototype; };\n` }],
+    });
+    expect(createConsumerIn(openRepresentation(check)).call(`${P}#isList`, [[1, 2]])).toBe(true);
+    expect(createConsumerIn(openRepresentation(check), { realm: 'isolated' }).call(`${P}#isList`, [[1, 2]])).toBe(false);
   });
 });
