@@ -60,9 +60,12 @@ export const GRAPH_SCHEMA_VERSION = 1;
  * `kiln-tool-key/N`) and in the recorded components, so a bump changes every key: each target misses
  * the Nx cache once. Bump it whenever what a key covers changes — or what a keyed build writes for the
  * same inputs: 4 = kiln's build gives every JS file a debug ID and every map `sourcesContent` (SPEC §8),
- * so an output cached under 3 (without them) must not be restored as the product of 4.
+ * so an output cached under 3 (without them) must not be restored as the product of 4. 5 = kiln's build
+ * also writes the package's executable representation (`kiln.rep`, SPEC §7) into its outputs; a change
+ * of what it holds for the same inputs (REPRESENTATION_FORMAT, the producer's payload bundling) is a
+ * change of what the build writes, and bumps this too.
  */
-export const KEY_SCHEMA = 4;
+export const KEY_SCHEMA = 5;
 
 /**
  * Layout of a memoised report entry in the store (view/report-memo.ts): written in each entry and

@@ -33,14 +33,14 @@ let graphMemoStats: typeof import('@kiln/nx').graphMemoStats;
 let computeWorkspaceKeys: typeof import('@kiln/core').computeWorkspaceKeys;
 
 /**
- * A private copy of the built @kiln/nx and @kiln/core, loaded from there. The memo vouches for kiln's
+ * A private copy of the built @kiln/nx, @kiln/core and @kiln/runtime, loaded from there. The memo vouches for kiln's
  * code as this process loaded it, and refuses to be written once the files on disk differ: a rebuild
  * of the repository while these tests run (tsc -w) would otherwise fail them.
  */
 async function privateKiln(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'kiln-memo-code-'));
   const modules = join(dir, 'node_modules');
-  for (const pkg of ['core', 'nx']) {
+  for (const pkg of ['runtime', 'core', 'nx']) {
     await cp(join(REPO, 'packages', pkg, 'package.json'), join(modules, '@kiln', pkg, 'package.json'));
     await cp(join(REPO, 'packages', pkg, 'dist'), join(modules, '@kiln', pkg, 'dist'), { recursive: true });
   }
