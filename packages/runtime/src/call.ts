@@ -14,9 +14,10 @@
  * - Realm (`realm` option): by default payloads run in this process's own realm, as `import()` would
  *   run the package (parity: `instanceof`, built-ins and globals are the caller's); `isolated` gives each
  *   consumer a fresh vm context instead.
- * - `require('./<name>')` resolves to the payload of that name; any other specifier to the consumer's
- *   own `createRequire(requireFrom)` — the package's dependencies stay imports the consumer resolves (they
- *   are loaded by the host realm, outside the context).
+ * - `require('./<name>')` resolves to the payload of that name; another package's specifier to that
+ *   package's own representation when it ships one (found from `requireFrom` as Node finds packages; its
+ *   JavaScript is not loaded), else to the consumer's `createRequire(requireFrom)` — the package's
+ *   dependencies stay imports the consumer resolves, never bundled into its payloads.
  *
  * Crossing the boundary (`isolated` only): values a payload creates belong to the context's realm, so host `instanceof
  * Error` / `instanceof Array` are false for them (use `util.types.isNativeError`, `Array.isArray`);
@@ -30,13 +31,15 @@
  * objects; libraries read process.env.NODE_ENV), `global`/`globalThis` (the context itself), plus
  * whatever `context` adds. The language built-ins (Object, Array, Promise, …) are the context's own.
  */
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve as resolvePath } from 'node:path';
 import { createContext, runInContext, Script, type Context } from 'node:vm';
 import { RepError, repError } from './errors.js';
 import { KNOWN_FEATURES, REPRESENTATION_FORMAT } from './format.js';
 import type { RepEntry } from './model.js';
-import type { RepReader } from './read.js';
+import { findPackageDir, packageNameOf, representationPath } from './locate.js';
+import { openRepresentation, type RepReader } from './read.js';
 
 export interface ConsumerOptions {
   /** Directory whose node_modules resolve the payloads' bare specifiers (default: process.cwd()). */
@@ -226,7 +229,7 @@ export function createConsumer(reader: RepReader, opts: ConsumerOptions = {}): C
         if (!modules.has(j)) verifyClosure(j); // a dynamic require: still verified before it runs
         return evaluate(j);
       }
-      return hostRequire(request);
+      return dependency(request);
     };
     modules.set(i, module); // before running: a require cycle sees the partial exports, as in Node
     evaluations.set(p.name, (evaluations.get(p.name) ?? 0) + 1);
@@ -239,6 +242,48 @@ export function createConsumer(reader: RepReader, opts: ConsumerOptions = {}): C
     }
     return module.exports;
   };
+
+  /**
+   * Another package a payload imports: through that package's own representation when it ships one
+   * (resolved by surface identity, RFC 123: its JavaScript is not loaded), else Node's resolution from
+   * `requireFrom`. The namespace has a getter per entry of the requested entry point; an uncovered one
+   * throws KILN_REP_UNCOVERED naming that package when it is read (importing it is not an error).
+   */
+  const namespaces = new Map<string, unknown>();
+  const dependency = (request: string): unknown => {
+    const had = namespaces.get(request);
+    if (had !== undefined) return had;
+    const dir = request.startsWith('node:') ? undefined : findPackageDir(packageNameOf(request), requireFrom);
+    let file: string | undefined;
+    let depVersion: string | undefined;
+    if (dir !== undefined) {
+      try {
+        const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Record<string, unknown>;
+        const at = representationPath(dir, manifest);
+        if (existsSync(at)) file = at;
+        if (typeof manifest.version === 'string') depVersion = manifest.version;
+      } catch {
+        file = undefined; // an unreadable manifest: Node's resolution decides, as for any package
+      }
+    }
+    if (dir === undefined || file === undefined) return hostRequire(request);
+    let dep = dependencies.get(dir);
+    if (dep === undefined) {
+      dep = createConsumer(openRepresentation(file, depVersion !== undefined ? { version: depVersion } : {}), { ...opts, requireFrom: dir });
+      dependencies.set(dir, dep);
+    }
+    const consumer = dep;
+    const prefix = `${request}#`;
+    const ns: Record<string, unknown> = {};
+    Object.defineProperty(ns, '__esModule', { value: true });
+    for (const e of consumer.reader.entries()) {
+      if (!e.surface.startsWith(prefix)) continue;
+      Object.defineProperty(ns, e.surface.slice(prefix.length), { enumerable: true, get: () => consumer.load(e.surface) });
+    }
+    namespaces.set(request, ns);
+    return ns;
+  };
+  const dependencies = new Map<string, Consumer>();
 
   const resolve = (surface: string): RepEntry & { coverage: { covered: true } } => {
     const entry = reader.lookup(surface);

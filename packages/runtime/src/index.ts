@@ -21,5 +21,5 @@ export {
 export { REP_HINTS, RepError, isRepError, repError, repErrorRecord, type RepErrorCode, type RepErrorRecord } from './errors.js';
 export { compressPayload, encodeRepresentation, stampRepresentation, type EncodeOptions } from './write.js';
 export { openRepresentation, readRepresentation, type OpenOptions, type RepPayloadInfo, type RepReader, type RepSections } from './read.js';
-export { REPRESENTATION_FILE, representationPath, representationRelPath } from './locate.js';
+export { REPRESENTATION_FILE, findPackageDir, packageNameOf, representationPath, representationRelPath } from './locate.js';
 export { callExport, checkRequirements, consumerFor, createConsumer, loadExport, type Consumer, type ConsumerOptions } from './call.js';

@@ -10,7 +10,7 @@
  * Invariant: the result is inside the package directory (a manifest pointing outside it, or at an
  * absolute path, gets the package root).
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 
 /** The file name of a representation. */
@@ -58,4 +58,22 @@ export function representationRelPath(manifest: Record<string, unknown>): string
 export function representationPath(packageDir: string, manifest?: Record<string, unknown>): string {
   const m = manifest ?? (JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8')) as Record<string, unknown>);
   return resolve(packageDir, representationRelPath(m));
+}
+
+/** The package a bare specifier names: `@scope/name/sub` → `@scope/name`, `name/sub` → `name`. */
+export function packageNameOf(specifier: string): string {
+  const parts = specifier.split('/');
+  return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]!;
+}
+
+/**
+ * The directory of the installed package `name` as Node's resolution finds it from `fromDir`: each
+ * `node_modules/<name>` from there up (a package's `exports` need not expose its package.json).
+ */
+export function findPackageDir(name: string, fromDir: string): string | undefined {
+  for (let d = resolve(fromDir); ; d = dirname(d)) {
+    const candidate = join(d, 'node_modules', name);
+    if (existsSync(join(candidate, 'package.json'))) return candidate;
+    if (dirname(d) === d) return undefined;
+  }
 }

@@ -297,3 +297,41 @@ describe('the default realm: the host\'s own (parity with import())', () => {
     expect(createConsumerIn(openRepresentation(check), { realm: 'isolated' }).call(`${P}#isList`, [[1, 2]])).toBe(false);
   });
 });
+
+describe('another package a payload imports', () => {
+  it('resolves through that package\'s own representation (no JS of it loaded); an uncovered export of it is refused when read', () => {
+    const root = mkdtempSync(join(tmpdir(), 'kiln-rep-dep-'));
+    try {
+      const dep = join(root, 'node_modules', '@dep', 'lib');
+      mkdirSync(join(dep, 'dist'), { recursive: true });
+      writeFileSync(join(dep, 'package.json'), JSON.stringify({ name: '@dep/lib', version: '3.0.0', exports: { '.': './dist/index.js' } }));
+      writeFileSync(
+        join(dep, 'dist', 'kiln.rep'),
+        encodeRepresentation({
+          header: { format: 1, producer: 'test', package: '@dep/lib', version: '', requirements: { node: '20.0.0', features: ['cjs-payloads'] } },
+          entries: [
+            { surface: '@dep/lib#Shape', declaring: '@dep/lib:src/index.ts#Shape', kind: 'interface', coverage: { covered: false, reason: 'KILN_REP_UNCOVERED_TYPE_ONLY', detail: 'an interface' } },
+            { surface: '@dep/lib#twice', declaring: '@dep/lib:src/index.ts#twice', kind: 'function', coverage: { covered: true, payload: 0, export: 'twice' } },
+          ],
+          payloads: [{ name: 'd.js', code: `'use strict';\nexports.twice = function twice(x) { return x * 2; };\n` }],
+        }),
+      );
+      const main = encodeRepresentation({
+        header: { format: 1, producer: 'test', package: '@app/x', version: '1.0.0', requirements: { node: '20.0.0', features: ['cjs-payloads'] } },
+        entries: [
+          { surface: '@app/x#quad', declaring: '@app/x:src/index.ts#quad', kind: 'function', coverage: { covered: true, payload: 0, export: 'quad' } },
+          { surface: '@app/x#shape', declaring: '@app/x:src/index.ts#shape', kind: 'function', coverage: { covered: true, payload: 0, export: 'shape' } },
+        ],
+        payloads: [{ name: 'm.js', code: `'use strict';\nvar lib = require('@dep/lib');\nexports.quad = function quad(x) { return lib.twice(lib.twice(x)); };\nexports.shape = function shape() { return lib.Shape; };\n` }],
+      });
+      const c = createConsumerIn(openRepresentation(main), { requireFrom: root });
+      expect(c.call('@app/x#quad', [5])).toBe(20);
+      const e = refusal(() => c.call('@app/x#shape'));
+      expect(e.code).toBe('KILN_REP_UNCOVERED');
+      expect(e.message).toContain('@dep/lib@3.0.0'); // unstamped: the version of the package.json beside it
+      expect(e.record.reason).toBe('KILN_REP_UNCOVERED_TYPE_ONLY');
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});

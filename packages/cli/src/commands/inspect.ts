@@ -27,7 +27,7 @@ export interface RepresentationReport {
   header?: RepHeader;
   /** For an unreadable version: the version the file declares and the one this kiln reads. */
   found_format?: number;
-  entries?: { surface: string; declaring: string; kind: string; covered: boolean; payload?: string; reason?: string; detail?: string }[];
+  entries?: { surface: string; declaring: string; kind: string; covered: boolean; payload?: string; export?: string; reason?: string; detail?: string }[];
   counts?: { entries: number; covered: number; uncovered: Record<string, number>; payloads: number; bytes: number };
   /** Public identities of the manifest that the index does not mention; null when they could not be computed. */
   missing: string[] | null;
@@ -97,7 +97,7 @@ export async function inspectRepresentation(dir: string, named: string): Promise
     const rows = entries.map((e) => {
       if (e.coverage.covered) {
         covered++;
-        return { surface: e.surface, declaring: e.declaring, kind: e.kind, covered: true, payload: payloadName(e.coverage.payload) };
+        return { surface: e.surface, declaring: e.declaring, kind: e.kind, covered: true, payload: payloadName(e.coverage.payload), export: e.coverage.export };
       }
       uncovered[e.coverage.reason] = (uncovered[e.coverage.reason] ?? 0) + 1;
       return { surface: e.surface, declaring: e.declaring, kind: e.kind, covered: false, reason: e.coverage.reason, detail: e.coverage.detail };
@@ -131,7 +131,7 @@ export function formatReport(r: RepresentationReport): string {
     lines.push(`requires node >= ${h.requirements.node}${h.requirements.features.length ? `, features ${h.requirements.features.join(', ')}` : ''}`);
     lines.push(`${c.entries} entries: ${c.covered} covered, ${c.entries - c.covered} uncovered; ${c.payloads} payloads, ${c.bytes} bytes`);
     lines.push('');
-    for (const e of r.entries!) lines.push(e.covered ? `  covered    ${e.surface}  (${e.kind}) → ${e.payload}` : `  uncovered  ${e.surface}  (${e.kind}) ${e.reason}: ${e.detail}`);
+    for (const e of r.entries!) lines.push(e.covered ? `  covered    ${e.surface}  (${e.kind}) → ${e.payload}${e.export && e.export !== 'value' ? ` .${e.export}` : ''}` : `  uncovered  ${e.surface}  (${e.kind}) ${e.reason}: ${e.detail}`);
   }
   lines.push('');
   if (r.missing === null) lines.push(`manifest identities missing from the index: not checked (${r.missing_note})`);
