@@ -12,6 +12,7 @@ import vm from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileProject, produceRepresentation, type Diagnostic } from '@kiln/core';
 import type { Representation } from '@kiln/runtime';
+import { facadeTarget } from '../dist/represent/bundle.js';
 import { TSCONFIG_LIB, tempDir, writeTree, type Tree } from './lib/build-fixtures.js';
 
 const PKG = '@fx/rep';
@@ -237,6 +238,22 @@ describe('produceRepresentation: a built package', () => {
     const before = (built.count as () => number)();
     bInc(2);
     expect((built.count as () => number)()).toBe(before + 2);
+  });
+
+  it('points every covered entry at a payload that exports its name (facade chunks dropped where that is the same evaluation)', () => {
+    for (const e of rep.entries.filter((x) => x.coverage.covered)) {
+      const c = e.coverage as { payload: number; export: string };
+      expect(rep.payloads[c.payload]!.code, e.surface).toMatch(new RegExp(`exports\\.${c.export} = `));
+    }
+    // What a facade is: a require of the chunk that holds the value, and side-effect requires.
+    expect(facadeTarget(`'use strict';\nconst c = require('./s-1.js');\nrequire('./fx.js');\nexports.value = c.inc;\n`)).toEqual({ file: 's-1.js', exported: 'inc', sideEffects: ['fx.js'] });
+    expect(facadeTarget(`'use strict';\nconst c = require('./s-1.js');\nObject.defineProperty(exports, 'value', { enumerable: true, get: function () { return c.n; } });\n`)).toEqual({ file: 's-1.js', exported: 'n', sideEffects: [] });
+    expect(facadeTarget(`'use strict';\nconst c = require('./s-1.js');\nconst k = 1;\nexports.value = c.inc;\n`)).toBeUndefined();
+    expect(facadeTarget(`'use strict';\nconst c = require('./s-1.js');\nexports.value = c.inc + 1;\n`)).toBeUndefined();
+    // Here every entry of '.' also evaluates plugins.js and 'dep' (the entry imports them), which the
+    // chunk holding counter.ts does not require: those facades stay, so calling `count` still runs them.
+    const inc = cov(`${PKG}#increment`) as { payload: number; export: string };
+    expect(rep.payloads[inc.payload]!.code).toContain("require('dep')");
   });
 
   it('keeps other packages as require(<spec>) and puts no absolute path in any payload', () => {

@@ -201,7 +201,10 @@ export async function bundlePayloads(packageRoot: string, requests: BundleReques
   const target = new Map<string, { file: string; exported: string }>(); // entry chunk → where its value is
   for (const n of keep) {
     const t = facadeTarget(all.find((c) => c.fileName === `${n}.js`)!.code);
-    if (t && files.has(t.file)) target.set(`${n}.js`, t);
+    const held = t ? all.find((c) => c.fileName === t.file) : undefined;
+    // Its side-effect requires must be the target's own (rollup hoists a chunk's requires to its top), so
+    // loading the target alone evaluates them first, as the facade did.
+    if (t && held && t.sideEffects.every((f) => held.code.includes(`require('./${f}')`))) target.set(`${n}.js`, { file: t.file, exported: t.exported });
   }
   const required = new Set<string>();
   for (const c of all) if (!target.has(c.fileName)) for (const m of c.code.matchAll(/\brequire\('\.\/([^']+)'\)/g)) required.add(m[1]!);
@@ -218,10 +221,11 @@ export async function bundlePayloads(packageRoot: string, requests: BundleReques
 
 /**
  * The chunk and name a facade entry chunk re-exports as `value`: its only statements (besides the
- * `'use strict'` directive) are `const x = require('./chunk.js')` and `exports.value = x.name` — or the
- * getter rollup writes for a live binding. Anything else: undefined (the chunk is kept as it is).
+ * `'use strict'` directive) are side-effect-only `require('./s.js')` calls,
+ * `const x = require('./chunk.js')` and `exports.value = x.name` — or the getter rollup writes for a live
+ * binding. Anything else: undefined (the chunk is kept as it is).
  */
-export function facadeTarget(code: string): { file: string; exported: string } | undefined {
+export function facadeTarget(code: string): { file: string; exported: string; sideEffects: string[] } | undefined {
   type N = { type: string; [k: string]: unknown };
   let body: N[];
   try {
@@ -229,6 +233,18 @@ export function facadeTarget(code: string): { file: string; exported: string } |
   } catch {
     return undefined;
   }
+  // Side-effect-only requires (`require('./effects.js');`): what importing the entry evaluates too. The
+  // caller drops the facade only when the target chunk requires each of them itself (so loading the
+  // target alone evaluates them, before its own body, as Node would).
+  const sideEffects: string[] = [];
+  const rest: N[] = [];
+  for (const n of body) {
+    const e = n.type === 'ExpressionStatement' ? (n.expression as N) : undefined;
+    const a = e?.type === 'CallExpression' && (e.callee as N).type === 'Identifier' && (e.callee as N).name === 'require' ? (e.arguments as N[])[0] : undefined;
+    if (a?.type === 'Literal' && typeof a.value === 'string' && a.value.startsWith('./')) sideEffects.push(a.value.slice(2));
+    else rest.push(n);
+  }
+  body = rest;
   if (body.length !== 2) return undefined;
   const [decl, assign] = body as [N, N];
   const d = decl.type === 'VariableDeclaration' && (decl.declarations as N[]).length === 1 ? (decl.declarations as N[])[0]! : undefined;
@@ -251,7 +267,7 @@ export function facadeTarget(code: string): { file: string; exported: string } |
     const ret = fn && (fn.body as N)?.type === 'BlockStatement' ? ((fn.body as N).body as N[]) : undefined;
     if ((o as N | undefined)?.name === 'exports' && (key as N | undefined)?.value === 'value' && ret?.length === 1 && ret[0]!.type === 'ReturnStatement') exported = member(ret[0]!.argument as N);
   }
-  return exported ? { file: arg.value.slice(2), exported } : undefined;
+  return exported ? { file: arg.value.slice(2), exported, sideEffects } : undefined;
 }
 
 type LoadContext = { load: (o: { id: string }) => Promise<{ exportedBindings: Record<string, string[]> | null }>; resolve: (source: string, importer: string) => Promise<{ id: string; external: boolean | string } | null> };
