@@ -140,7 +140,7 @@ describe('kiln context pack', () => {
   it('prints a compact pack within the budget, with source from the directory, deterministically', async () => {
     const a = kiln('context', 'pack', shop, '--task', task, '--budget', '900', '--workers', '0');
     expect(a.code, a.err).toBe(0);
-    expect(a.out).toMatch(/^# kiln context pack v1 · budget 900 tokens \(ceil\(chars \/ 4\)\) · used (\d+) ·/);
+    expect(a.out).toMatch(/^# kiln context pack v2 · budget 900 tokens \(ceil\(chars \/ 4\)\) · used (\d+) ·/);
     const used = Number(/used (\d+)/.exec(a.out)![1]);
     expect(used).toBeLessThanOrEqual(900);
     expect(Math.ceil(a.out.length / 4)).toBe(used);
@@ -163,7 +163,7 @@ describe('kiln context pack', () => {
     ]);
     expect(r.code, r.err).toBe(0);
     const p = JSON.parse(r.out);
-    expect(p).toMatchObject({ kind: 'kiln-context-pack', version: 1, estimate: 'ceil(chars / 4)', freshness: { status: 'unknown' } });
+    expect(p).toMatchObject({ kind: 'kiln-context-pack', version: 2, estimate: 'ceil(chars / 4)', freshness: { status: 'unknown' } });
     expect(p.tokens_used).toBeLessThanOrEqual(3000);
     expect(p.items[0].why[0]).toMatch(/^score /);
     expect(p.items.map((i: { path: string }) => i.path)).toEqual(expect.arrayContaining(['applyDiscount', 'validateDiscountCode', 'DISCOUNT_CODES', 'checkout']));

@@ -77,9 +77,10 @@ export const VIEW_REPORT_FORMAT = 1;
 /**
  * Format of the context pack (`kiln context pack`, graph/context/pack.ts): the compact text's header
  * (`# kiln context pack v1`) and the JSON's `version`. Nothing is stored under it; a bump tells the
- * pack's readers (a model's prompt, tools parsing the JSON) that the layout changed.
+ * pack's readers (a model's prompt, tools parsing the JSON) that the layout changed. 2 = a diagnostic
+ * item is the diagnostic envelope (JSON `envelope`; its line `!1 C file:line:col - error TS2322: …`).
  */
-export const CONTEXT_PACK_VERSION = 1;
+export const CONTEXT_PACK_VERSION = 2;
 
 /**
  * Format of the vite-externals verdict cache (node_modules/.cache/kiln, key/vite-externals.ts): a cache

@@ -44,7 +44,7 @@ describe('kiln context pack', () => {
     expect(apply.source).toContain('/** The total after a discount code; an unknown code leaves it unchanged. */');
     expect(apply.source).toContain('export function applyDiscount(total: Money, code: string | undefined): Money {');
     // compact text: local ids, edge direction, provenance letter, one header naming the package once
-    expect(r.text).toMatch(/^# kiln context pack v1 · budget 1200 tokens/);
+    expect(r.text).toMatch(/^# kiln context pack v2 · budget 1200 tokens/);
     expect(r.text).toContain('graph: @fx/shop · snapshot ');
     expect(r.text).toMatch(/\nd\d+ function applyDiscount\* src\/discount\.ts:15-18 C\n/);
     expect(r.text).toMatch(/rel: .*→calls d\d+/);
@@ -183,7 +183,9 @@ describe('diagnostics in packs', () => {
     expect(diag!.path).toBe('TS2322');
     expect(diag!.anchor).toMatch(/^src\/discount\.ts:16/);
     expect(diag!.message).toMatch(/not assignable/);
-    expect(r.text).toMatch(/\n!1 error .* src\/discount\.ts:16/);
+    // The envelope's head: the compiler's own form, the same text `kiln graph summary` prints.
+    expect(r.text).toMatch(/\n!1 [CUSM] src\/discount\.ts:16:\d+ - error TS2322: .*not assignable/);
+    expect(diag!.envelope).toMatchObject({ code: 'KILN_TYPESCRIPT_ERROR', tool: { name: 'typescript', code: 'TS2322' }, location: { kind: 'position', file: 'src/discount.ts', line: 16 } });
     const apply = r.pack.items.find((i) => i.path === 'applyDiscount')!;
     expect(apply.provenance).toBe('syntax_inferred');
     expect(apply.why!.join(' ')).toMatch(/has diagnostics 1\.1/);

@@ -78,7 +78,7 @@ describe('kiln MCP server over stdio', () => {
     const r = await client.callTool({ name: 'context_for_task', arguments: { task: TASK, budget: 900 } });
     expect((r as ToolResult).isError).toBeFalsy();
     const t = textOf(r);
-    expect(t).toMatch(/^# kiln context pack v1 · budget 900 tokens/);
+    expect(t).toMatch(/^# kiln context pack v2 · budget 900 tokens/);
     expect(Math.ceil(t.length / 4)).toBeLessThanOrEqual(900);
     expect(t).toContain('freshness: fresh');
     expect(t).toMatch(/\nd\d function applyDiscount\* src\/discount\.ts:15-18 C\n/);

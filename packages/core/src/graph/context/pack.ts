@@ -7,10 +7,12 @@
  * of thumb for English and code with BPE tokenizers; the pack never asks a tokenizer, so it needs no
  * model and no network, and the same text always costs the same.
  *
- * Compact format (version 1): a header (task, graph snapshot, freshness, legend), then one block per
+ * Compact format (version 2): a header (task, graph snapshot, freshness, legend), then one block per
  * item in rank order: `d1 function area* src/shapes.ts:8-13 C` — a local short id (d = declaration,
  * ! = diagnostic), the declaration's path in its module (never a repeated qualified name: the package
  * is named once in the header), `*` for public API, the source anchor, the provenance tier as one letter;
+ * a diagnostic is `!1 C src/x.ts:16:12 - error TS2322: message`, the head of its envelope's text
+ * (the JSON item carries the whole envelope);
  * then `rel:` its edges to items above it, with direction (`→calls d1`: this item calls d1; `←calls d1`:
  * d1 calls it), then `why:` lines with --explain, then the source text in a fence.
  *
@@ -19,6 +21,8 @@
  * estimates above the budget, except for a pack whose header alone does not fit (it then holds no item
  * and says so); an item's source is only text read from an unchanged file.
  */
+import { formatEnvelopeText, type DiagnosticEnvelope } from '../../diagnostics/envelope.js';
+import { graphDiagnosticOf } from '../query/diagnostic.js';
 import type { GraphIndex } from '../query/graph-index.js';
 import { anchorOf, byCodePoint, declKindOf, declPathOf, isPublic, nameOf, type QueryRecord, type GraphSpan } from '../query/model.js';
 import type { Freshness } from './freshness.js';
@@ -63,6 +67,8 @@ export interface PackedItem {
   /** Diagnostics only. */
   severity?: string;
   message?: string;
+  /** Diagnostics only: the record as the diagnostic envelope (null for a code a newer kiln wrote). */
+  envelope?: DiagnosticEnvelope | null;
   relations: PackRelation[];
   why?: string[];
 }
@@ -135,7 +141,13 @@ function headerText(p: ContextPack, used: number, count: number): string {
 }
 
 function itemHead(it: PackedItem): string {
-  if (it.kind === 'diagnostic') return `${it.ref} ${it.severity ?? 'diagnostic'} ${it.path} ${it.anchor ?? '(no location)'} ${PROV_LETTER[it.provenance ?? ''] ?? '?'}: ${it.message ?? ''}`;
+  if (it.kind === 'diagnostic') {
+    const prov = PROV_LETTER[it.provenance ?? ''] ?? '?';
+    // The envelope's terminal head (`file:line:col - error TS2322: message`), on one line; the hint and
+    // related locations are in the JSON form's envelope.
+    if (it.envelope) return `${it.ref} ${prov} ${formatEnvelopeText({ ...it.envelope, message: it.message ?? '', related: [] }).split('\n')[0]}`;
+    return `${it.ref} ${prov} ${it.anchor ?? '(no location)'} - ${it.severity ?? 'diagnostic'} ${it.path}: ${it.message ?? ''}`;
+  }
   return `${it.ref} ${it.decl_kind ?? it.kind} ${it.path}${it.exported ? '*' : ''} ${it.anchor ?? '(no location)'} ${PROV_LETTER[it.provenance ?? ''] ?? '?'}${it.degraded ? ' degraded' : ''}`;
 }
 
@@ -248,6 +260,7 @@ export function packCandidates(input: PackInput): ContextPack {
     if (isDiag) {
       if (typeof r.severity === 'string') item.severity = r.severity;
       item.message = typeof r.message === 'string' ? r.message.replace(/\s+/g, ' ').trim() : '';
+      item.envelope = graphDiagnosticOf(r).envelope;
     }
     // the parent holds this item's text already
     if (r.span && typeof r.parent === 'string') {
