@@ -4,9 +4,11 @@
  * debug IDs and the retained sources. After a comment-only edit (a cache hit: Nx restores the outputs),
  * the restored JS still carries them, and with an empty debug store the artifact is ingested from the
  * task outputs on first use and a thrown error is symbolicated as relocated to the current line.
- * Expected lines are found by searching the source text.
+ * Expected lines are found by searching the source text. The same task also runs `kiln represent` (issue
+ * 15, point 1 for a wrapped tool): its kiln.rep is a cached output, restored by the hit as the task wrote
+ * it, and `kiln call` answers through it as the built JS does.
  */
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -24,7 +26,7 @@ beforeAll(async () => {
   await ws.edit(GREET, (s) => `${s}\nexport function fail(name: string): never {\n  const who = normalize(name);\n  throw new Error(\`no greeting for \${who}\`);\n}\n`);
   await ws.edit('libs/base/src/index.ts', (s) => `${s}export { fail } from './greet.js';\n`);
   await ws.editJson('libs/base/package.json', (p: { nx: { targets: { build: { options: { command: string } } } } }) => {
-    p.nx.targets.build.options.command = 'tsc -p libs/base/tsconfig.lib.json && kiln debug-ids libs/base/dist';
+    p.nx.targets.build.options.command = 'tsc -p libs/base/tsconfig.lib.json && kiln debug-ids libs/base/dist && kiln represent libs/base';
   });
   const init = await ws.runNx(['g', '@kiln/nx:init', '--no-interactive']);
   expect(init.code, init.output).toBe(0);
@@ -47,6 +49,8 @@ it('the wrapped tool\'s cached outputs carry debug IDs and sources; after a cach
   const id = /\/\/# debugId=([0-9a-f-]{36})/.exec(js)?.[1];
   expect(id).toBeDefined();
   expect((await ws.readJson('libs/base/dist/greet.js.map')).sourcesContent).toEqual([builtText]);
+  expect(first.output).toMatch(/kiln represent: libs\/base\/dist\/kiln\.rep: \d+ exports/);
+  const rep = await readFile(ws.path('libs/base/dist/kiln.rep'));
 
   const edited = await ws.edit(GREET, (s) => s.replace('export function fail', '// a comment\n// and another\nexport function fail'));
   await rm(ws.path('libs/base/dist'), { recursive: true });
@@ -56,6 +60,11 @@ it('the wrapped tool\'s cached outputs carry debug IDs and sources; after a cach
   expect(restored).toContain(`//# debugId=${id}`);
   expect((await ws.readJson('libs/base/dist/greet.js.map')).sourcesContent).toEqual([builtText]);
   expect(await readdir(ws.path('libs/base/dist'))).toContain('greet.js.map');
+  // The representation the wrapped task wrote is one of its cached outputs, and answers as the JS does.
+  expect(await readFile(ws.path('libs/base/dist/kiln.rep'))).toEqual(rep);
+  const called = await exec(process.execPath, [KILN, 'call', '@fx/base#greet', '--args', '["  Ada "]', '--package', 'libs/base', '--format', 'json'], { cwd: ws.root, env: cleanEnv() });
+  expect(called.code, called.output).toBe(0);
+  expect(JSON.parse(called.stdout)).toEqual({ surface: '@fx/base#greet', result: 'Hello, Ada!' });
 
   const script = join(scratch, 'run.mjs');
   await writeFile(script, `import { fail } from ${JSON.stringify(ws.path('libs/base/dist/index.js'))};\ntry { fail('you'); } catch (e) { console.log(e.stack); }\n`);
