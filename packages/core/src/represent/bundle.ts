@@ -141,8 +141,13 @@ export async function bundlePayloads(packageRoot: string, requests: BundleReques
 
   const names = [...byName.keys()].sort();
   const a = await rollup({ input: Object.fromEntries(names.map((n) => [n, VIRTUAL + n])), plugins: [virtual(true), analysis], external, preserveEntrySignatures: 'strict', onLog });
-  const { output: aOut } = await a.generate({ format: 'es', entryFileNames: '[name].js', chunkFileNames: '[name]-[hash].js' });
-  await a.close();
+  let aOut: Awaited<ReturnType<typeof a.generate>>['output'];
+  try {
+    ({ output: aOut } = await a.generate({ format: 'es', entryFileNames: '[name].js', chunkFileNames: '[name]-[hash].js' }));
+  } catch (e) {
+    await a.close();
+    throw e;
+  }
   const chunks = new Map(aOut.filter((o): o is OutputChunk => o.type === 'chunk').map((c) => [c.fileName, c]));
   const chunkFlags = new Map<string, Map<BundleReason, string>>();
   for (const c of chunks.values()) {
@@ -177,22 +182,36 @@ export async function bundlePayloads(packageRoot: string, requests: BundleReques
     if (reason) result.uncovered.set(r.key, { reason, detail: `'${c.exported}' of ${rel(c.file)} reaches ${found.get(reason)!}` });
     else keep.push(n);
   }
-  if (!keep.length) return result;
+  if (!keep.length) {
+    await a.close();
+    return result;
+  }
 
   // --- 2. payloads
-  const b = await rollup({ input: Object.fromEntries(keep.map((n) => [n, VIRTUAL + n])), plugins: [virtual(false)], external, preserveEntrySignatures: 'strict', onLog });
-  const { output } = await b.generate({
-    format: 'cjs',
-    exports: 'named',
-    sourcemap: false,
-    entryFileNames: '[name].js',
-    chunkFileNames: 's-[hash:12].js', // by content only: a module or virtual entry's name would only lengthen every require
-    hoistTransitiveImports: false,
-    // es2015 syntax, without the `Symbol.toStringTag` line in every chunk (a chunk's exports object is
-    // never handed out: the index names one export of it).
-    generatedCode: { preset: 'es2015', symbols: false },
-  });
-  await b.close();
+  // Every entry kept (the common case): the analysis build is the payload build's graph, so it renders
+  // the CommonJS output itself (rollup generates a bundle in several formats); else the kept entries are
+  // bundled again, without the others' modules.
+  let b = a;
+  if (keep.length !== names.length) {
+    await a.close();
+    b = await rollup({ input: Object.fromEntries(keep.map((n) => [n, VIRTUAL + n])), plugins: [virtual(false)], external, preserveEntrySignatures: 'strict', onLog });
+  }
+  let output: Awaited<ReturnType<typeof b.generate>>['output'];
+  try {
+    ({ output } = await b.generate({
+      format: 'cjs',
+      exports: 'named',
+      sourcemap: false,
+      entryFileNames: '[name].js',
+      chunkFileNames: 's-[hash:12].js', // by content only: a module or virtual entry's name would only lengthen every require
+      hoistTransitiveImports: false,
+      // es2015 syntax, without the `Symbol.toStringTag` line in every chunk (a chunk's exports object is
+      // never handed out: the index names one export of it).
+      generatedCode: { preset: 'es2015', symbols: false },
+    }));
+  } finally {
+    await b.close();
+  }
   const all = output.filter((o): o is OutputChunk => o.type === 'chunk');
   // An entry whose code lives in another chunk (another entry needs it too) is a facade: one require and
   // `exports.value = chunk.name`. The index points at that chunk and name instead, and the facade is
