@@ -13,9 +13,9 @@ import { join } from 'node:path';
 import { inspect } from 'node:util';
 import { Option, type Command } from 'commander';
 import { KilnError, diagnostic, type Diagnostic } from '@kiln/core/affected';
-import { createConsumer, isRepError, openRepresentation, representationPath, type RepError } from '@kiln/runtime';
+import { createConsumer, isRepError, openRepresentation, packageNameOf, representationPath, type RepError } from '@kiln/runtime';
 import { EXIT_FAILURE, type Io, type SetExit } from '../common.js';
-import { openPackageDir, packageNameOf } from '../lib/package-dir.js';
+import { openPackageDir } from '../lib/package-dir.js';
 
 /** A runtime refusal as kiln's diagnostic (same registry code and hint). */
 export function repDiagnostic(e: RepError): Diagnostic {

@@ -2,16 +2,16 @@
  * Which package a representation command means: a directory (holding package.json), a `.tgz` tarball
  * (unpacked to a temporary directory with the system `tar`), or a package name resolved the way Node
  * resolves it from a directory (each `node_modules/<name>` from there up; a package's `exports` need
- * not expose package.json). And how a surface identity splits: `@scope/pkg/sub#name` is package
- * `@scope/pkg`, surface `@scope/pkg/sub#name`.
+ * not expose package.json; the runtime's `findPackageDir`, the lookup payload imports use too).
  *
  * Invariant: nothing is written except the unpacked tarball, which the caller removes (`dispose`).
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { KilnError, diagnostic } from '@kiln/core/affected';
+import { findPackageDir, packageNameOf } from '@kiln/runtime';
 
 export interface PackageDir {
   dir: string;
@@ -21,21 +21,6 @@ export interface PackageDir {
 }
 
 const isPath = (s: string) => s.startsWith('.') || s.startsWith('/') || /^[A-Za-z]:[\\/]/.test(s);
-
-/** The package name of a specifier: `@scope/name/sub` → `@scope/name`, `name/sub` → `name`. */
-export function packageNameOf(spec: string): string {
-  const parts = spec.split('/');
-  return spec.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]!;
-}
-
-/** `dir/node_modules/<name>` from `from` up to the filesystem root: the first that has package.json. */
-export function findInstalled(name: string, from: string): string | undefined {
-  for (let d = resolve(from); ; d = dirname(d)) {
-    const candidate = join(d, 'node_modules', name);
-    if (existsSync(join(candidate, 'package.json'))) return candidate;
-    if (dirname(d) === d) return undefined;
-  }
-}
 
 export function openPackageDir(what: string, from: string): PackageDir {
   const none = () => undefined;
@@ -58,7 +43,7 @@ export function openPackageDir(what: string, from: string): PackageDir {
     if (!existsSync(join(dir, 'package.json'))) throw new KilnError(diagnostic('KILN_USAGE', `${what} has no package.json`, { producer: 'cli', noLocation: 'a command-line argument' }));
     return { dir, named: what, dispose: none };
   }
-  const dir = findInstalled(packageNameOf(what), from);
+  const dir = findPackageDir(packageNameOf(what), from);
   if (!dir) {
     throw new KilnError(
       diagnostic('KILN_USAGE', `package ${packageNameOf(what)} is not installed in node_modules from ${from} up (install it, or give its directory or tarball)`, { producer: 'cli', noLocation: 'a command-line argument' }),
