@@ -30,10 +30,25 @@
  */
 import { createHash } from 'node:crypto';
 import { relative, sep } from 'node:path';
-import { transform } from 'esbuild';
-import { rollup, type OutputChunk, type Plugin, type RollupLog } from 'rollup';
-import { parseAst } from 'rollup/parseAst';
+import type { OutputChunk, Plugin, RollupLog } from 'rollup';
 import type { RepPayload } from '@kiln/runtime';
+
+/**
+ * rollup and esbuild, loaded on the first representation produced: @kiln/core is imported by the Nx
+ * plugin on every graph computation, which must not pay for parsing a bundler it does not use.
+ */
+type Tools = { rollup: typeof import('rollup').rollup; parseAst: typeof import('rollup/parseAst').parseAst; transform: typeof import('esbuild').transform };
+let loading: Promise<Tools> | undefined;
+let loaded: Tools | undefined;
+async function tools(): Promise<Tools> {
+  loading ??= Promise.all([import('rollup'), import('rollup/parseAst'), import('esbuild')]).then(([r, p, e]) => (loaded = { rollup: r.rollup, parseAst: p.parseAst, transform: e.transform }));
+  return loading;
+}
+/** rollup's parser, for code read after `tools()` resolved (a bundle is being made). */
+function parseAst(code: string): ReturnType<Tools['parseAst']> {
+  if (!loaded) throw new Error('represent/bundle: the parser is used before the bundler tools were loaded');
+  return loaded.parseAst(code);
+}
 
 /** The reasons this stage finds (the rest of KILN_REP_UNCOVERED_* is decided from the surface). */
 export type BundleReason = 'KILN_REP_UNCOVERED_TOP_LEVEL_AWAIT' | 'KILN_REP_UNCOVERED_NATIVE_ADDON' | 'KILN_REP_UNCOVERED_DYNAMIC_IMPORT' | 'KILN_REP_UNCOVERED_IMPORT_META' | 'KILN_REP_UNCOVERED_TYPE_ONLY' | 'KILN_REP_UNCOVERED_BUNDLE_FAILED';
@@ -140,6 +155,7 @@ export async function bundlePayloads(packageRoot: string, requests: BundleReques
   };
 
   const names = [...byName.keys()].sort();
+  const { rollup } = await tools();
   const a = await rollup({ input: Object.fromEntries(names.map((n) => [n, VIRTUAL + n])), plugins: [virtual(true), analysis], external, preserveEntrySignatures: 'strict', onLog });
   let aOut: Awaited<ReturnType<typeof a.generate>>['output'];
   try {
@@ -359,7 +375,7 @@ function scanModule(program: Node, report: (reason: BundleReason, what: string) 
 export async function canonicalModule(code: string): Promise<string> {
   let printed: string;
   try {
-    printed = (await transform(code, { format: 'esm', target: 'esnext', legalComments: 'inline', loader: 'js', minifyWhitespace: true })).code;
+    printed = (await (await tools()).transform(code, { format: 'esm', target: 'esnext', legalComments: 'inline', loader: 'js', minifyWhitespace: true })).code;
   } catch {
     return code;
   }
