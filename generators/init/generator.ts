@@ -5,7 +5,8 @@
  * a filtered default for projects tagged `kiln-keyed` keeps kiln's inputs for the targets the
  * workspace defines (lib/target-defaults.ts), and a default keyed by kiln's executor keeps
  * `inputs: [{ externalDependencies: [] }]` for kiln's own build targets (added only with
- * `--addBuildTargets`; an `inputs: []` an earlier kiln wrote is upgraded to it). Idempotent:
+ * `--addBuildTargets`; an `inputs: []` an earlier kiln wrote is upgraded to it; `--addPackTargets`
+ * (default: follows `--addBuildTargets`) adds or, `=false`, withholds the `pack` targets). Idempotent:
  * running it twice changes nothing.
  *
  * First of all it checks that kiln can run in the workspace (its Nx version, this Node.js): where it
@@ -72,6 +73,8 @@ export default async function initGenerator(tree: Tree, options: InitGeneratorSc
   const pluginOptions: Record<string, unknown> = {
     ...(options.targets?.length ? { targets } : {}),
     ...(options.addBuildTargets ? { addBuildTargets: true } : {}),
+    // Written only when asked either way: unset, the plugin follows addBuildTargets.
+    ...(typeof options.addPackTargets === 'boolean' ? { addPackTargets: options.addPackTargets } : {}),
   };
   const index = plugins.findIndex((p) => (typeof p === 'string' ? p : p.plugin) === PLUGIN);
   if (index < 0) {

@@ -5,4 +5,6 @@ export interface InitGeneratorSchema {
   targets?: string[];
   /** Add kiln's own build target to TypeScript libraries that have none. */
   addBuildTargets?: boolean;
+  /** Add the pack target to the libraries kiln builds (unset: follows addBuildTargets). */
+  addPackTargets?: boolean;
 }

@@ -261,6 +261,17 @@ describe('init generator', () => {
     }
   });
 
+  it('--addPackTargets becomes a plugin option only when given, false included (unset, the plugin follows addBuildTargets)', async () => {
+    const tree = createTreeWithEmptyWorkspace();
+    await initGenerator(tree, { skipFormat: true, addBuildTargets: true, addPackTargets: false });
+    expect(readJson(tree, 'nx.json').plugins).toEqual([{ plugin: '@kiln/nx', options: { addBuildTargets: true, addPackTargets: false } }]);
+    await initGenerator(tree, { skipFormat: true, addPackTargets: true });
+    expect(readJson(tree, 'nx.json').plugins).toEqual([{ plugin: '@kiln/nx', options: { addBuildTargets: true, addPackTargets: true } }]);
+    const other = createTreeWithEmptyWorkspace();
+    await initGenerator(other, { skipFormat: true, addBuildTargets: true });
+    expect(readJson(other, 'nx.json').plugins).toEqual([{ plugin: '@kiln/nx', options: { addBuildTargets: true } }]);
+  });
+
   it('keeps a plugin entry given in object form and does not add a second one', async () => {
     const tree = createTreeWithEmptyWorkspace();
     const nx = readJson(tree, 'nx.json');
@@ -271,7 +282,7 @@ describe('init generator', () => {
   });
 
   it('schema.json describes exactly the options of the schema type', () => {
-    expect(Object.keys(schema.properties)).toEqual(['skipFormat', 'targets', 'addBuildTargets']);
+    expect(Object.keys(schema.properties)).toEqual(['skipFormat', 'targets', 'addBuildTargets', 'addPackTargets']);
     for (const p of Object.values(schema.properties)) expect((p as { description: string }).description.length).toBeGreaterThan(10);
   });
 });
