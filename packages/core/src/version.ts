@@ -63,9 +63,10 @@ export const GRAPH_SCHEMA_VERSION = 1;
  * so an output cached under 3 (without them) must not be restored as the product of 4. 5 = kiln's build
  * also writes the package's executable representation (`kiln.rep`, SPEC §7) into its outputs; a change
  * of what it holds for the same inputs (REPRESENTATION_FORMAT, the producer's payload bundling) is a
- * change of what the build writes, and bumps this too.
+ * change of what the build writes, and bumps this too. 6 = the writer's deflate dictionary is the
+ * payloads' own code (runtime/src/write.ts), so the same inputs give other kiln.rep bytes.
  */
-export const KEY_SCHEMA = 5;
+export const KEY_SCHEMA = 6;
 
 /**
  * Layout of a memoised report entry in the store (view/report-memo.ts): written in each entry and

@@ -27,8 +27,9 @@
  *                          PAYLOADS) | u32 storedLength | u32 rawLength | u8 compression | 3 zero bytes |
  *                          sha256[32] of the stored bytes
  *           D     DICT     empty when no payload uses it, else sha256[32] of the block | the deflate
- *                          preset dictionary as a brotli block (the lines most repeated across payloads,
- *                          most valuable last). Its own hash, checked before it is decompressed: a
+ *                          preset dictionary as a brotli block (the payloads' own code, most shared
+ *                          last, up to 32 KiB: write.ts buildDictionary). Its own hash, checked before
+ *                          it is decompressed: a
  *                          payload's code depends on its stored bytes AND the dictionary, so both are
  *                          verified before anything is decoded.
  *           32    SEAL     SHA-256 of PREFIX..DICT (everything before the seal)
@@ -50,28 +51,33 @@
  *
  * Encoding decision, by measurement (tools/bench-representation-format.mjs; 400 exports of generated
  * CJS code — functions with helpers, classes, constants — 400 entry payloads + 40 shared chunks, 532.8
- * KiB of code; JSON.stringify of the same content 646.4 KiB, JSON.parse 0.93 ms; Node 20.20, 2 shared
+ * KiB of code; JSON.stringify of the same content 646.4 KiB, JSON.parse 0.98 ms; Node 20.20, 2 shared
  * cores, medians of 15):
  *
  *   payloads       size        ×JSON  meta      open      open+all   open+3 lookups (9 payloads read)
- *   none           580.0 KiB   0.897  47.2 KiB  0.43 ms   1.9 ms     0.52 ms, 59.1 KiB read
- *   deflate        294.0 KiB   0.455  47.2 KiB  0.15 ms   5.9 ms     0.43 ms, 52.6 KiB read
- *   brotli         266.9 KiB   0.413  47.2 KiB  0.13 ms   6.9 ms     0.48 ms, 51.9 KiB read
- *   deflate-dict   175.7 KiB   0.272  50.7 KiB  0.22 ms   8.4 ms     0.58 ms, 53.6 KiB read
+ *   none           573.7 KiB   0.888  41.0 KiB  0.27 ms   1.9 ms     0.52 ms, 52.9 KiB read
+ *   deflate        287.8 KiB   0.445  41.0 KiB  0.10 ms   5.3 ms     0.44 ms, 46.4 KiB read
+ *   brotli         260.7 KiB   0.403  41.0 KiB  0.12 ms   7.0 ms     0.43 ms, 45.7 KiB read
+ *   deflate-dict   122.4 KiB   0.189  44.0 KiB  0.20 ms   8.2 ms     0.55 ms, 47.8 KiB read
  *
  * Decision: `deflate-dict` — the only encoding under the 0.3× JSON target. Payloads are small (~1.2 KiB),
  * so compressing each alone finds little to share (brotli's built-in dictionary gets 2.4×); a preset
- * dictionary of the package's own repeated lines (one per file, 3.5 KiB stored) lets every payload
- * reference what its siblings share while each stays separately loadable. Node 20's zlib takes preset
- * dictionaries for deflate only (not brotli). An earlier layout (one string table, 48-byte index
- * records, raw) spent 92 KiB on metadata and reached only 0.485× with brotli payloads, hence KEYS raw
- * for the binary search and everything else in one brotli INFO block. The price: decoding all 440
- * payloads is slower than JSON.parse of the whole file (each payload is hashed and inflated on its own),
- * which is the case the format is not for; 3 lookups cost 0.6 ms and read 31% of the file.
- * The corpus is generated from templates, so the dictionary's gain is likely optimistic for real code.
- * On a package kiln built (tools/bench-representation-call.mjs: 400 exports in 40 modules; facade entry
- * chunks not stored, KEYS without the package's name, 12-byte index records): 41 payloads, 37.8 KB
- * against 130.0 KB for the same content as JSON with each payload's SHA-256 in hex — 0.290×.
+ * dictionary made of the package's own payload code (the most shared last, up to deflate's 32 KiB
+ * window, brotli-stored once per file) lets every payload reference what its siblings share while each
+ * stays separately loadable. Node 20's zlib takes preset dictionaries for deflate only (not brotli). The
+ * writer also stores the file without a dictionary and keeps the smaller (one tiny payload gains nothing
+ * from it). An earlier dictionary of whole lines repeated across payloads reached only 0.272× here and
+ * 0.33–0.35× on 20–100-export packages (tools/bench-representation-size.mjs), where this one gives
+ * 0.16–0.27×; an earlier layout (one string table, 48-byte index records, raw) spent 92 KiB on metadata
+ * and reached only 0.485× with brotli payloads, hence KEYS raw for the binary search and everything else
+ * in one brotli INFO block. The price: every load reads and inflates the dictionary (3 KiB stored here),
+ * and decoding all 440 payloads is slower than JSON.parse of the whole file (each payload is hashed and
+ * inflated on its own), which is the case the format is not for.
+ *
+ * Below a few kilobytes of JSON the target is out of reach of any encoding: on kiln's 1–3-export fixture
+ * libraries even brotli-11 of the whole JSON document (no selective load at all) is 0.38–0.60× of it, and
+ * the payloads' code brotli-compressed with their raw hashes and no metadata at all is 0.17–0.28×
+ * (bench-representation-size.mjs prints both floors beside kiln.rep).
  */
 
 /** The format version this runtime reads and writes (independent of the manifest's). */

@@ -111,6 +111,58 @@ describe('selective loading (3 of 400)', () => {
   });
 });
 
+/** CommonJS payloads as the producer writes them for a package of similar modules (helpers, state, classes). */
+function similarModules(n: number): Representation {
+  const payloads = [{ name: 's-shared.js', code: `'use strict';\n\nconst entries=new Map;function record(key,n){const next=(entries.get(key)??0)+n;entries.set(key,next);return next}function pad(s,width=8,fill=" "){return s.length>=width?s:fill.repeat(width-s.length)+s}\n\nexports.pad = pad;\nexports.record = record;\n` }];
+  const entries: Representation['entries'] = [];
+  for (let m = 0; m < n; m++) {
+    payloads.push({
+      name: `e-${m}.js`,
+      code: `'use strict';\n\nvar shared = require('./s-shared.js');\n\nlet calls=0;const cache=new Map;function weights${m}(n){const hit=cache.get(n);if(hit)return hit;const out=[];for(let i=0;i<n;i++)out.push(i*${m + 3}%17/17);cache.set(n,out);return out}const NAME_${m}="module-${m}";const LIMITS_${m}=Object.freeze({lo:-${m + 1},hi:${(m + 1) * 10},tags:["t${m}a","t${m}b"]});function scale${m}(x,factor=${m + 1}){calls++;return Math.min(LIMITS_${m}.hi*100,Math.max(LIMITS_${m}.lo*100,x*factor))}function score${m}(xs){const w=weights${m}(xs.length);return xs.reduce((acc,x,i)=>acc+x*w[i],0)}function label${m}(n,width=6){shared.record("label${m}",1);return shared.pad(String(n),width,"0")+"-"+NAME_${m}}function parse${m}(s){const n=Number.parseFloat(s);if(Number.isNaN(n))throw new RangeError(\`parse${m}: not a number: \${s}\`);return n}class Acc${m}{name;total=0;constructor(name=NAME_${m}){this.name=name}add(x){this.total+=scale${m}(x,1);return this}get value(){return this.total}}\n\nexports.Acc${m} = Acc${m};\nexports.label${m} = label${m};\nexports.parse${m} = parse${m};\nexports.scale${m} = scale${m};\nexports.score${m} = score${m};\n`,
+    });
+    for (const name of [`Acc${m}`, `label${m}`, `parse${m}`, `scale${m}`, `score${m}`]) {
+      entries.push({ surface: `@acme/similar#${name}`, declaring: `typescript:@acme/similar//src/m${m}#${name}:${name.startsWith('Acc') ? 'class' : 'function'}`, kind: name.startsWith('Acc') ? 'class' : 'function', coverage: { covered: true, payload: m + 1, export: name } });
+    }
+  }
+  entries.sort((a, b) => (Buffer.compare(Buffer.from(a.surface), Buffer.from(b.surface))));
+  return { header: { format: 1, producer: 'test', package: '@acme/similar', version: '1.0.0', requirements: { node: '20.19.0', features: ['cjs-payloads'] } }, entries, payloads };
+}
+
+/** The same content as one JSON document, each payload with its SHA-256 in hex (bench-representation-size's measure). */
+const asJson = (rep: Representation) => Buffer.byteLength(JSON.stringify({ ...rep, payloads: rep.payloads.map((p) => ({ ...p, sha256: createHash('sha256').update(p.code).digest('hex') })) }));
+
+describe('size (issue 15 point 2: at most 0.3× the same content as JSON)', () => {
+  it.each([4, 8, 20])('a package of %i similar modules stays under 0.3× JSON: the dictionary is the payloads\' own code', (n) => {
+    const rep = similarModules(n);
+    const bytes = encodeRepresentation(rep);
+    expect(readRepresentation(bytes)).toEqual(rep);
+    expect(bytes.length / asJson(rep)).toBeLessThanOrEqual(0.3);
+    const file = join(dir, `similar-${n}.rep`);
+    writeFileSync(file, bytes);
+    const r = openRepresentation(file);
+    expect(r.sections.dict).toBeGreaterThan(0);
+    r.close();
+  });
+
+  it('never larger than without a dictionary: a tiny payload is stored plain (the dictionary would cost more than it saves)', () => {
+    for (const n of [1, 2, 4, 8]) {
+      const rep = similarModules(n);
+      expect(encodeRepresentation(rep).length).toBeLessThanOrEqual(encodeRepresentation(rep, { compression: 'deflate' }).length);
+    }
+    const rep = similarModules(1);
+    rep.payloads = [{ name: 'e-0.js', code: "'use strict';\n\nexports.value = 42;\n" }];
+    rep.entries = rep.entries.map((e) => ({ ...e, coverage: { covered: true, payload: 0, export: 'value' } }));
+    const bytes = encodeRepresentation(rep);
+    expect(readRepresentation(bytes)).toEqual(rep);
+    const file = join(dir, 'one.rep');
+    writeFileSync(file, bytes);
+    const r = openRepresentation(file);
+    expect(r.sections.dict).toBe(0);
+    expect(['deflate', 'none']).toContain(r.payloadInfo(0).compression);
+    r.close();
+  });
+});
+
 function patched(bytes: Uint8Array, f: (b: Buffer) => void): Buffer {
   const b = Buffer.from(bytes);
   f(b);
