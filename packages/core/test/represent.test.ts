@@ -190,6 +190,9 @@ describe('produceRepresentation: a built package', () => {
   it('marks what has no payload with the reason and where it was found', () => {
     expect(cov(`${PKG}#Shape`)).toMatchObject({ covered: false, reason: 'KILN_REP_UNCOVERED_TYPE_ONLY' });
     expect(cov(`${PKG}#Id`)).toMatchObject({ covered: false, reason: 'KILN_REP_UNCOVERED_TYPE_ONLY' });
+    // The detail reads as a sentence (`kiln inspect representation` prints it): "an interface".
+    expect((cov(`${PKG}#Shape`) as { detail: string }).detail).toBe("'Shape' is an interface (src/shapes.ts): no runtime value");
+    expect((cov(`${PKG}#Id`) as { detail: string }).detail).toBe("'Id' is a type alias (src/shapes.ts): no runtime value");
     expect(cov(`${PKG}#ambient`)).toMatchObject({ covered: false, reason: 'KILN_REP_UNCOVERED_TYPE_ONLY' });
     expect(cov(`${PKG}#here`)).toMatchObject({ covered: false, reason: 'KILN_REP_UNCOVERED_IMPORT_META' });
     expect((cov(`${PKG}#here`) as { detail: string }).detail).toContain('dist/meta.js');
