@@ -43,7 +43,10 @@ export function greet(name: string, o: Options = { loud: false }): string {
   'src/tally.ts': `
 export class Tally {
   count: number;
-  constructor(o: { start?: number } = {}) { this.count = o.start ?? 0; }
+  constructor(o: { start?: number } = {}) {
+    this.count = o.start ?? 0;
+    setTimeout(() => {}, 60_000); // like a devtools client's reconnect timer: kiln call must not wait for it
+  }
   add(n: number): this { this.count += n; return this; }
 }
 export function picker(key: string): (o: Record<string, unknown>) => unknown { return (o) => o[key]; }
@@ -163,6 +166,10 @@ describe('kiln call (a consumer without the source or the JS)', () => {
       kiln(['call', `${PKG}#add`, '--args', '[1, null]', '--format', 'json'], consumer),
     ]);
     expect([cls.code, cls.err]).toEqual([0, '']);
+    const t0 = Date.now();
+    const timed = await kiln(['call', `${PKG}#Tally`], consumer);
+    expect(timed.code).toBe(0);
+    expect(Date.now() - t0, 'kiln call waited for the timer the constructed instance started').toBeLessThan(30_000);
     expect(JSON.parse(cls.out)).toEqual({ surface: `${PKG}#Tally`, result: { count: 2 }, notJson: '$ is a Tally', inspect: 'Tally { count: 2 }' });
     expect([value.code, JSON.parse(value.out)]).toEqual([0, { surface: `${PKG}#greeting`, result: built.greeting }]);
     expect([valueArgs.code, valueArgs.out]).toEqual([1, '']);
@@ -171,7 +178,7 @@ describe('kiln call (a consumer without the source or the JS)', () => {
     expect(JSON.parse(fnJson.out)).toEqual({ surface: `${PKG}#picker`, result: null, notJson: '$ is a function', inspect: '[Function (anonymous)]' });
     // A JSON-faithful result carries no note.
     expect(JSON.parse(undef.out)).toEqual({ surface: `${PKG}#add`, ...outcome(() => built.add!(1, null)) });
-  });
+  }, 120_000);
 
   it('refuses before any result, coded, naming the package and version', async () => {
     const [uncovered, unknown, missingPkg] = await Promise.all([
