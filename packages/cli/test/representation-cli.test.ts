@@ -38,8 +38,22 @@ export function greet(name: string, o: Options = { loud: false }): string {
   return o.loud ? s.toUpperCase() : s;
 }
 `,
+  // A class whose instances the caller creates, and a factory returning a function (the shapes of
+  // @tanstack/form-core's FormApi and revalidateLogic, the first real-monorepo trial).
+  'src/tally.ts': `
+export class Tally {
+  count: number;
+  constructor(o: { start?: number } = {}) {
+    this.count = o.start ?? 0;
+    setTimeout(() => {}, 60_000); // like a devtools client's reconnect timer: kiln call must not wait for it
+  }
+  add(n: number): this { this.count += n; return this; }
+}
+export function picker(key: string): (o: Record<string, unknown>) => unknown { return (o) => o[key]; }
+`,
   'src/index.ts': `
 export * from './math.js';
+export { Tally, picker } from './tally.js';
 export { greet, greeting, type Options } from './words.js';
 export { add as plus } from './math.js';
 `,
@@ -89,7 +103,7 @@ beforeAll(async () => {
   expect(tsc.code, tsc.out + tsc.err).toBe(0);
   const rep = await kiln(['represent', '.'], lib);
   expect(rep.code, rep.err).toBe(0);
-  expect(rep.out).toMatch(/kiln represent: dist\/kiln\.rep: 6 exports, 5 covered \(uncovered: 1 type-only\)/);
+  expect(rep.out).toMatch(/kiln represent: dist\/kiln\.rep: 8 exports, 7 covered \(uncovered: 1 type-only\)/);
   // The judge: the built JS itself, imported before the consumer ever sees the package.
   built = (await import(pathToFileURL(join(lib, 'dist/index.js')).href)) as typeof built;
   consumer = temp('consumer');
@@ -142,6 +156,30 @@ describe('kiln call (a consumer without the source or the JS)', () => {
     expect(text.out.trim()).toBe(`${PKG}#div threw RangeError: division by zero`);
   });
 
+  it('constructs a class export, prints a value export given no --args and refuses one given some; JSON says what it cannot carry', async () => {
+    const [cls, value, valueArgs, fnText, fnJson, undef] = await Promise.all([
+      kiln(['call', `${PKG}#Tally`, '--args', '[{"start":2}]', '--format', 'json'], consumer),
+      kiln(['call', `${PKG}#greeting`, '--format', 'json'], consumer),
+      kiln(['call', `${PKG}#greeting`, '--args', '[1]'], consumer),
+      kiln(['call', `${PKG}#picker`, '--args', '["a"]'], consumer),
+      kiln(['call', `${PKG}#picker`, '--args', '["a"]', '--format', 'json'], consumer),
+      kiln(['call', `${PKG}#add`, '--args', '[1, null]', '--format', 'json'], consumer),
+    ]);
+    expect([cls.code, cls.err]).toEqual([0, '']);
+    const t0 = Date.now();
+    const timed = await kiln(['call', `${PKG}#Tally`], consumer);
+    expect(timed.code).toBe(0);
+    expect(Date.now() - t0, 'kiln call waited for the timer the constructed instance started').toBeLessThan(30_000);
+    expect(JSON.parse(cls.out)).toEqual({ surface: `${PKG}#Tally`, result: { count: 2 }, notJson: '$ is a Tally', inspect: 'Tally { count: 2 }' });
+    expect([value.code, JSON.parse(value.out)]).toEqual([0, { surface: `${PKG}#greeting`, result: built.greeting }]);
+    expect([valueArgs.code, valueArgs.out]).toEqual([1, '']);
+    expect(valueArgs.err).toContain(`KILN_REP_NOT_CALLABLE: ${PKG}@1.2.3: ${PKG}#greeting is an object, not a function; nothing was called`);
+    expect([fnText.code, fnText.out.trim()]).toEqual([0, '[Function (anonymous)]']);
+    expect(JSON.parse(fnJson.out)).toEqual({ surface: `${PKG}#picker`, result: null, notJson: '$ is a function', inspect: '[Function (anonymous)]' });
+    // A JSON-faithful result carries no note.
+    expect(JSON.parse(undef.out)).toEqual({ surface: `${PKG}#add`, ...outcome(() => built.add!(1, null)) });
+  }, 120_000);
+
   it('refuses before any result, coded, naming the package and version', async () => {
     const [uncovered, unknown, missingPkg] = await Promise.all([
       kiln(['call', `${PKG}#Options`], consumer),
@@ -173,7 +211,7 @@ describe('kiln call (a consumer without the source or the JS)', () => {
     const [noRep, futureRun, damagedRuns] = await Promise.all([
       kiln(['call', `${PKG}#add`, '--args', '[1,2]'], none),
       kiln(['call', `${PKG}#add`, '--args', '[1,2]', '--format', 'json'], future),
-      Promise.all(['add', 'div', 'greet', 'greeting', 'plus'].map((n) => kiln(['call', `${PKG}#${n}`, '--args', '[1,2]'], damaged))),
+      Promise.all(['add', 'div', 'greet', 'greeting', 'plus', 'Tally', 'picker'].map((n) => kiln(['call', `${PKG}#${n}`, '--args', '[1,2]'], damaged))),
     ]);
     expect(noRep.code).toBe(1);
     expect(noRep.err).toContain('KILN_REP_NOT_FOUND');
@@ -223,8 +261,8 @@ describe('kiln inspect representation', () => {
     expect(tarball.out).toContain(`${PKG}@1.2.3: dist/kiln.rep, format 1`);
     expect(tarball.out).toContain('missing from the index: none');
     const report = JSON.parse(json.out) as { status: string; counts: { entries: number; covered: number }; entries: { surface: string; covered: boolean }[]; missing: string[] };
-    expect(report).toMatchObject({ status: 'ok', counts: { entries: 6, covered: 5 }, missing: [] });
-    expect(report.entries.map((e) => e.surface)).toEqual([`${PKG}#Options`, `${PKG}#add`, `${PKG}#div`, `${PKG}#greet`, `${PKG}#greeting`, `${PKG}#plus`]);
+    expect(report).toMatchObject({ status: 'ok', counts: { entries: 8, covered: 7 }, missing: [] });
+    expect(report.entries.map((e) => e.surface)).toEqual([`${PKG}#Options`, `${PKG}#Tally`, `${PKG}#add`, `${PKG}#div`, `${PKG}#greet`, `${PKG}#greeting`, `${PKG}#picker`, `${PKG}#plus`]);
     expect(none.out).toContain('@fx/bare@0.0.1: none published (no dist/kiln.rep)');
     expect(unreadable.out).toMatch(/unreadable version \(format 2\)/);
   });

@@ -190,6 +190,9 @@ describe('produceRepresentation: a built package', () => {
   it('marks what has no payload with the reason and where it was found', () => {
     expect(cov(`${PKG}#Shape`)).toMatchObject({ covered: false, reason: 'KILN_REP_UNCOVERED_TYPE_ONLY' });
     expect(cov(`${PKG}#Id`)).toMatchObject({ covered: false, reason: 'KILN_REP_UNCOVERED_TYPE_ONLY' });
+    // The detail reads as a sentence (`kiln inspect representation` prints it): "an interface".
+    expect((cov(`${PKG}#Shape`) as { detail: string }).detail).toBe("'Shape' is an interface (src/shapes.ts): no runtime value");
+    expect((cov(`${PKG}#Id`) as { detail: string }).detail).toBe("'Id' is a type alias (src/shapes.ts): no runtime value");
     expect(cov(`${PKG}#ambient`)).toMatchObject({ covered: false, reason: 'KILN_REP_UNCOVERED_TYPE_ONLY' });
     expect(cov(`${PKG}#here`)).toMatchObject({ covered: false, reason: 'KILN_REP_UNCOVERED_IMPORT_META' });
     expect((cov(`${PKG}#here`) as { detail: string }).detail).toContain('dist/meta.js');
@@ -351,6 +354,89 @@ describe('produceRepresentation: what a payload cannot carry, one entry at a tim
     } finally {
       rmSync(cjs, { recursive: true, force: true });
     }
+  });
+});
+
+describe("produceRepresentation: a dependency's \"sideEffects\": false", () => {
+  // The shape of @tanstack/form-core (the first real-monorepo trial): one facade index re-exporting every
+  // module, a class module importing a dependency that declares `"sideEffects": false` (@tanstack/store),
+  // and path utilities that import none of it. Rollup assumes every external has effects, so every entry
+  // required the store (calling getBy loaded it) and every entry chunk was a stored facade.
+  const sources = (storeDeclares: boolean): Tree => ({
+    'src/api.ts': "import { Store } from 'store';\nimport { tag } from 'loud';\nexport class FormLike { store = new Store(1); get(): string { return tag(this.store.v); } }\n",
+    'src/utils.ts': "import { wrap } from 'noisy';\nexport function getBy(o: Record<string, unknown>, k: string): unknown { return o[k]; }\nexport function throttled<T>(f: T): T { return wrap(f); }\n",
+    'src/registry.ts': 'export const registry: string[] = [];\nexport function registered(): string[] { return [...registry]; }\n',
+    'src/register.ts': "import { registry } from './registry.js';\nregistry.push('plugin-a');\n",
+    'src/index.ts': "export { FormLike } from './api.js';\nexport * from './utils.js';\nimport './register.js';\nexport { registered } from './registry.js';\n",
+    'node_modules/store/package.json': JSON.stringify({ name: 'store', version: '1.0.0', main: 'index.js', ...(storeDeclares ? { sideEffects: false } : {}) }),
+    'node_modules/store/index.js': 'exports.Store = class Store { constructor(v) { this.v = v; } };\n',
+    'node_modules/store/index.d.ts': 'export declare class Store { v: number; constructor(v: number); }\n',
+    // Neither declares anything: rollup keeps them where the entry's import() would evaluate them.
+    'node_modules/loud/package.json': JSON.stringify({ name: 'loud', version: '1.0.0', main: 'index.js' }),
+    'node_modules/loud/index.js': 'exports.tag = (v) => `v${v}`;\n',
+    'node_modules/loud/index.d.ts': 'export declare function tag(v: number): string;\n',
+    'node_modules/noisy/package.json': JSON.stringify({ name: 'noisy', version: '1.0.0', main: 'index.js', sideEffects: true }),
+    'node_modules/noisy/index.js': 'exports.wrap = (f) => f;\n',
+    'node_modules/noisy/index.d.ts': 'export declare function wrap<T>(f: T): T;\n',
+  });
+  const manifest = (own?: unknown) => ({ name: '@fx/fx-se', version: '1.0.0', type: 'module', exports: { '.': { types: './dist/index.d.ts', import: './dist/index.js' } }, dependencies: { store: '1.0.0', noisy: '1.0.0', loud: '1.0.0' }, ...(own === undefined ? {} : { sideEffects: own }) });
+  /** The bare specifiers and the code loading an entry evaluates (its static require closure). */
+  const closure = (rep: Representation, name: string) => {
+    const e = rep.entries.find((x) => x.surface === `@fx/fx-se#${name}`)!;
+    if (!e.coverage.covered) throw new Error(`${name} is uncovered`);
+    const bare = new Set<string>();
+    const seen = new Set<string>();
+    const stack = [rep.payloads[e.coverage.payload]!.name];
+    while (stack.length) {
+      const n = stack.pop()!;
+      if (seen.has(n)) continue;
+      seen.add(n);
+      for (const m of rep.payloads.find((p) => p.name === n)!.code.matchAll(/require\('([^']+)'\)/g)) {
+        if (m[1]!.startsWith('./')) stack.push(m[1]!.slice(2));
+        else bare.add(m[1]!);
+      }
+    }
+    return { bare: [...bare].sort(), code: [...seen].map((n) => rep.payloads.find((p) => p.name === n)!.code).join('\n') };
+  };
+  const roots: string[] = [];
+  afterAll(() => {
+    for (const r of roots) rmSync(r, { recursive: true, force: true });
+  });
+  const produce = async (o: { storeDeclares: boolean; own?: unknown }) => {
+    const root = realpathSync(tempDir('rep-se'));
+    roots.push(root);
+    await buildPackage(root, sources(o.storeDeclares), manifest(o.own));
+    const { representation } = await produceRepresentation({ packageRoot: root, store: false, workers: 0 });
+    const built = (await import(pathToFileURL(join(root, 'dist/index.js')).href)) as Record<string, unknown>;
+    return { root, rep: representation, built };
+  };
+  const sameAsImport = ({ root, rep, built }: Awaited<ReturnType<typeof produce>>) => {
+    const run = loader(rep, root);
+    const cases: [string, (v: Record<string, unknown>) => unknown][] = [
+      ['getBy', (v) => (v.getBy as (o: object, k: string) => unknown)({ a: 1 }, 'a')],
+      ['FormLike', (v) => new (v.FormLike as new () => { get(): string })().get()],
+      ['registered', (v) => (v.registered as () => string[])()],
+    ];
+    for (const [name, f] of cases) expect(outcome(() => f({ [name]: run(`@fx/fx-se#${name}`) })), name).toBe(outcome(() => f(built)));
+  };
+
+  it('drops its import from entries that do not use it; keeps undeclared dependencies and the package\'s own effects', async () => {
+    const declared = await produce({ storeDeclares: true });
+    expect(declared.rep.entries.every((e) => e.coverage.covered)).toBe(true);
+    expect(closure(declared.rep, 'getBy').bare).toEqual(['loud', 'noisy']);
+    expect(closure(declared.rep, 'registered').code).toContain('plugin-a'); // register.js: import() runs it
+    expect(closure(declared.rep, 'FormLike').bare).toEqual(['loud', 'noisy', 'store']);
+    sameAsImport(declared);
+    // The same package with a store that declares nothing: every entry keeps it, as before.
+    const undeclared = await produce({ storeDeclares: false });
+    expect(closure(undeclared.rep, 'getBy').bare).toEqual(['loud', 'noisy', 'store']);
+    sameAsImport(undeclared);
+  });
+
+  it('does not apply the package\'s own "sideEffects": false (the payloads answer as import() does)', async () => {
+    const own = await produce({ storeDeclares: true, own: false });
+    expect(closure(own.rep, 'registered').code).toContain('plugin-a');
+    sameAsImport(own);
   });
 });
 

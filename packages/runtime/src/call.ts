@@ -64,8 +64,14 @@ export interface Consumer {
   readonly context: Context;
   /** The value of a covered export (its payload and everything it requires evaluated once). */
   load(surface: string): unknown;
-  /** Calls a covered export that is a function; what it throws surfaces as thrown. */
+  /**
+   * Calls a covered export that is a function; what it throws surfaces as thrown (a class throws the
+   * engine's TypeError, as calling it after `import()` does). A value that is not a function is refused
+   * with KILN_REP_NOT_CALLABLE before anything is called.
+   */
   call(surface: string, args?: readonly unknown[]): unknown;
+  /** `new` of a covered export (a class, or a function used as a constructor); refused like `call`. */
+  construct(surface: string, args?: readonly unknown[]): unknown;
   /** How many times each payload's module body was evaluated (name → count; 0 or 1 unless it threw). */
   readonly evaluations: ReadonlyMap<string, number>;
 }
@@ -312,15 +318,24 @@ export function createConsumer(reader: RepReader, opts: ConsumerOptions = {}): C
     return exports[name];
   };
 
+  /** The export's value when it is a function; KILN_REP_NOT_CALLABLE (naming what it is) otherwise. */
+  const callable = (surface: string): unknown => {
+    const value = load(surface);
+    if (typeof value === 'function') return value;
+    const what = value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+    throw repError('KILN_REP_NOT_CALLABLE', `${pkg}@${version}: ${surface} is ${what}, not a function; nothing was called`, { ...subject, requirement: surface });
+  };
+
   return {
     reader,
     context,
     evaluations,
     load,
     call(surface, args = []) {
-      const fn = load(surface);
-      if (typeof fn !== 'function') throw new TypeError(`${surface} is a ${typeof fn}, not a function`);
-      return (fn as (...a: unknown[]) => unknown)(...args);
+      return (callable(surface) as (...a: unknown[]) => unknown)(...args);
+    },
+    construct(surface, args = []) {
+      return new (callable(surface) as new (...a: unknown[]) => unknown)(...args);
     },
   };
 }

@@ -16,6 +16,7 @@ export const REP_HINTS = {
   KILN_REP_INTEGRITY: 'Reinstall the package (the copy on disk was altered after it was written); if a fresh install fails the same way, the package must be rebuilt and republished.',
   KILN_REP_INVALID: 'This is a bug in the producer of the representation (kiln\'s build); report it with the package that triggered it.',
   KILN_REP_NOT_A_REPRESENTATION: 'Point the consumer at the kiln.rep file beside the package\'s package.json; a package built without kiln has none.',
+  KILN_REP_NOT_CALLABLE: 'Read the export\'s value instead of calling it (`load()`; `kiln call <pkg>#<export>` with no --args prints it), or call a function export; a class export is constructed (`construct()`; `kiln call` does it for you).',
   KILN_REP_NOT_FOUND: 'Build the package with kiln (its build writes kiln.rep beside package.json) or install a version published with one; a route that does not need a representation can import the package instead.',
   KILN_REP_NO_SUCH_EXPORT: 'Check the surface identity (`pkg#name`, `pkg/subpath#name`) against the package\'s exports; `kiln inspect representation <pkg>` lists every indexed entry.',
   KILN_REP_PAYLOAD_FAILED: 'The error the payload code threw is attached as the cause; importing the built package directly shows whether the package itself fails the same way.',

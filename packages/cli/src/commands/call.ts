@@ -5,6 +5,14 @@
  * an unmet requirement, an uncovered or unknown export, a failed integrity check) come before any
  * result, as coded diagnostics naming the package, its version and the requirement.
  *
+ * What is called: a function export with --args; a class export is constructed (`new`, as the only way
+ * to run it; the instance is the result); any other value given no --args is the result itself (a
+ * constant read through the representation), and given --args is refused (KILN_REP_NOT_CALLABLE).
+ * `--format json` carries the result as JSON when JSON can carry it faithfully; otherwise (a function,
+ * undefined, a class instance, a Map, a cycle, a non-finite number, a bigint…) the line also says why
+ * (`notJson`, the first path that JSON would lose or change) and holds the `inspect` text, so a
+ * consumer never reads a silently altered value.
+ *
  * Loads @kiln/runtime alone (main.ts registers this command by itself): a call's cold start is the
  * runtime's, not the build machinery's.
  */
@@ -25,12 +33,48 @@ export function repDiagnostic(e: RepError): Diagnostic {
   return diagnostic(e.code, `${where && !message.includes(where) ? `${where}: ` : ''}${message}${requirement}`, { producer: 'runtime', noLocation: 'about a package representation, not a source position' });
 }
 
+/** A class constructor (`class X {}`, however it is exported): only `new` runs it. */
+function isClass(v: unknown): boolean {
+  return typeof v === 'function' && /^class[\s{]/.test(Function.prototype.toString.call(v));
+}
+
+/**
+ * Why JSON would not carry `v` as it is (the first path it loses or changes), or undefined when it
+ * would: only null, booleans, strings, finite numbers, arrays and plain objects of those, no cycles.
+ */
+export function notJson(v: unknown, path = '$', seen: Set<object> = new Set()): string | undefined {
+  if (v === null || typeof v === 'string' || typeof v === 'boolean') return undefined;
+  if (typeof v === 'number') return Number.isFinite(v) ? undefined : `${path} is ${v}`;
+  if (typeof v !== 'object') return `${path} is ${v === undefined ? 'undefined' : `a ${typeof v}`}`;
+  if (seen.has(v)) return `${path} is a cycle`;
+  const proto = Object.getPrototypeOf(v) as { constructor?: { name?: string } } | null;
+  if (!Array.isArray(v) && proto !== Object.prototype && proto !== null) return `${path} is a ${proto?.constructor?.name || 'non-plain object'}`;
+  seen.add(v);
+  try {
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) {
+        const why = notJson(v[i], `${path}[${i}]`, seen);
+        if (why !== undefined) return why;
+      }
+      return undefined;
+    }
+    if (Object.getOwnPropertySymbols(v).length > 0) return `${path} has symbol keys`;
+    for (const [k, x] of Object.entries(v)) {
+      const why = notJson(x, `${path}.${k}`, seen);
+      if (why !== undefined) return why;
+    }
+    return undefined;
+  } finally {
+    seen.delete(v);
+  }
+}
+
 export function registerCall(program: Command, io: Io, setExit: SetExit): void {
   program
     .command('call')
     .description("call a package's export through its executable representation (kiln.rep), without importing its JS")
     .argument('<target>', 'surface identity: <package>[/<subpath>]#<export>, e.g. @acme/math#add or @acme/math/sub#div')
-    .option('--args <json>', 'the arguments, a JSON array (a single non-array value is one argument)', '[]')
+    .option('--args <json>', 'the arguments, a JSON array (a single non-array value is one argument); a class export is constructed with them, a non-function export given none is printed as it is', '[]')
     .option('--from <dir>', 'where the package is installed (node_modules from there up) and its dependencies resolve', '.')
     .option('--package <dir|tgz>', 'the package directory or tarball instead of an installed package')
     .addOption(new Option('--format <format>', 'output format').choices(['text', 'json']).default('text'))
@@ -61,7 +105,10 @@ export function registerCall(program: Command, io: Io, setExit: SetExit): void {
           const reader = openRepresentation(file, version !== undefined ? { version } : {});
           try {
             const consumer = createConsumer(reader, { requireFrom: pkg.dir });
-            result = await consumer.call(target, args);
+            const value = consumer.load(target);
+            if (reader.lookup(target)?.kind === 'class' || isClass(value)) result = await consumer.construct(target, args);
+            else if (typeof value !== 'function' && args.length === 0) result = value;
+            else result = await consumer.call(target, args); // a value given --args: KILN_REP_NOT_CALLABLE
           } finally {
             reader.close();
           }
@@ -74,7 +121,16 @@ export function registerCall(program: Command, io: Io, setExit: SetExit): void {
           setExit(EXIT_FAILURE);
           return;
         }
-        if (o.format === 'json') io.out(JSON.stringify({ surface: target, result: result === undefined ? null : result }));
+        if (o.format === 'json') {
+          const lost = notJson(result);
+          let carried: unknown = null;
+          try {
+            carried = result === undefined ? null : (JSON.parse(JSON.stringify(result) ?? 'null') as unknown);
+          } catch {
+            carried = null; // a cycle or a bigint: the inspect text is the answer
+          }
+          io.out(JSON.stringify(lost === undefined ? { surface: target, result: carried } : { surface: target, result: carried, notJson: lost, inspect: inspect(result, { depth: 6, colors: false }) }));
+        }
         else io.out(typeof result === 'string' ? result : inspect(result, { depth: 6, colors: false }));
       } finally {
         pkg.dispose();

@@ -560,6 +560,14 @@ export const CODES = {
       'Its first bytes are not the representation\'s magic, so nothing else in it was read or trusted.',
     hint: 'Point the consumer at the kiln.rep file beside the package\'s package.json; a package built without kiln has none.',
   },
+  KILN_REP_NOT_CALLABLE: {
+    severity: 'error',
+    outcome: 'refused',
+    title: 'A call was asked of an export that is not a function',
+    meaning:
+      'The export is covered and its value was loaded, but it is an object or a primitive, so there is nothing to call with the arguments given. No call was made.',
+    hint: 'Read the export\'s value instead of calling it (`load()`; `kiln call <pkg>#<export>` with no --args prints it), or call a function export; a class export is constructed (`construct()`; `kiln call` does it for you).',
+  },
   KILN_REP_NOT_FOUND: {
     severity: 'error',
     outcome: 'refused',

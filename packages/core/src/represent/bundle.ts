@@ -14,6 +14,15 @@
  *    another uncovered: a module only it reaches is only in its chunks (chunks group modules by the
  *    set of entries reaching them).
  *
+ * Dependencies' side effects: a bare import of a dependency whose own manifest says
+ * `"sideEffects": false` (as webpack, esbuild and rollup's node-resolve read it) is kept only in a
+ * chunk that uses something it exports. Without this rollup assumes every external has effects, so
+ * every entry of a package with one facade index `require()`d every such dependency any module of the
+ * package imports (calling a path helper of @tanstack/form-core loaded @tanstack/store), and no entry
+ * chunk was a plain facade (every one a stored payload). The package's OWN `sideEffects` is not
+ * applied: it would drop modules `import()` of the entry evaluates (webpack's `import './register'`
+ * pitfall), and the payloads answer as `import()` does; rollup's analysis decides for them.
+ *
  * Invariants: entry chunks are named from a hash of the declaring identity, shared chunks from a hash
  * of their content (`s-<hash>.js`), so the output does not depend on where the package
  * is; no sourcemap; bare specifiers and `node:` builtins stay `require('<spec>')` for the consumer to
@@ -29,9 +38,10 @@
  * must then be the same bytes, or a restored artifact would differ from a fresh build (SPEC §4).
  */
 import { createHash } from 'node:crypto';
-import { relative, sep } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join, relative, sep } from 'node:path';
 import type { OutputChunk, Plugin, RollupLog } from 'rollup';
-import type { RepPayload } from '@kiln/runtime';
+import { findPackageDir, packageNameOf, type RepPayload } from '@kiln/runtime';
 
 /**
  * rollup and esbuild, loaded on the first representation produced: @kiln/core is imported by the Nx
@@ -148,6 +158,8 @@ export async function bundlePayloads(packageRoot: string, requests: BundleReques
       return { code: await canonicalModule(code), map: null };
     },
   });
+  const moduleSideEffects = sideEffectsOf(packageRoot);
+  const treeshake = { moduleSideEffects };
   const external = (source: string) => !source.startsWith(VIRTUAL) && !source.startsWith('.') && !source.startsWith('/') && !/^[A-Za-z]:[\\/]/.test(source) && !source.endsWith('.node');
   const onLog = (_level: string, log: RollupLog) => {
     if (log.code === 'CIRCULAR_DEPENDENCY' || log.code === 'EMPTY_BUNDLE') return;
@@ -156,7 +168,7 @@ export async function bundlePayloads(packageRoot: string, requests: BundleReques
 
   const names = [...byName.keys()].sort();
   const { rollup } = await tools();
-  const a = await rollup({ input: Object.fromEntries(names.map((n) => [n, VIRTUAL + n])), plugins: [virtual(true), analysis], external, preserveEntrySignatures: 'strict', onLog });
+  const a = await rollup({ input: Object.fromEntries(names.map((n) => [n, VIRTUAL + n])), plugins: [virtual(true), analysis], external, treeshake, preserveEntrySignatures: 'strict', onLog });
   let aOut: Awaited<ReturnType<typeof a.generate>>['output'];
   try {
     ({ output: aOut } = await a.generate({ format: 'es', entryFileNames: '[name].js', chunkFileNames: '[name]-[hash].js' }));
@@ -210,7 +222,7 @@ export async function bundlePayloads(packageRoot: string, requests: BundleReques
   let b = a;
   if (keep.length !== names.length) {
     await a.close();
-    b = await rollup({ input: Object.fromEntries(keep.map((n) => [n, VIRTUAL + n])), plugins: [virtual(false)], external, preserveEntrySignatures: 'strict', onLog });
+    b = await rollup({ input: Object.fromEntries(keep.map((n) => [n, VIRTUAL + n])), plugins: [virtual(false)], external, treeshake, preserveEntrySignatures: 'strict', onLog });
   }
   let output: Awaited<ReturnType<typeof b.generate>>['output'];
   try {
@@ -252,6 +264,35 @@ export async function bundlePayloads(packageRoot: string, requests: BundleReques
     result.covered.set(byName.get(n)!.key, { payload: index.get(at.file)!, export: at.exported });
   }
   return result;
+}
+
+/** Whether a dependency's manifest declares `"sideEffects": false` (an unreadable one does not). */
+function declaresNoSideEffects(dir: string): boolean {
+  try {
+    return (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { sideEffects?: unknown }).sideEffects === false;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * rollup's `treeshake.moduleSideEffects`: `false` for a bare import of a dependency whose manifest says
+ * `"sideEffects": false` (resolved from the package as Node finds it), so an import nothing uses is
+ * dropped; `true` (rollup's own analysis) for everything else — the package's own modules included.
+ */
+export function sideEffectsOf(packageRoot: string): (id: string, external: boolean) => boolean {
+  const deps = new Map<string, boolean>();
+  return (id, external) => {
+    if (!external || id.startsWith('node:') || id.endsWith('.node')) return true;
+    const name = packageNameOf(id);
+    let has = deps.get(name);
+    if (has === undefined) {
+      const dir = findPackageDir(name, packageRoot);
+      has = dir === undefined || !declaresNoSideEffects(dir);
+      deps.set(name, has);
+    }
+    return has;
+  };
 }
 
 /**

@@ -71,7 +71,7 @@ export async function produceRepresentation(opts: ProduceOptions): Promise<Produ
       continue;
     }
     if (d.typeOnly) {
-      coverage.set(item.surface, uncovered('KILN_REP_UNCOVERED_TYPE_ONLY', `'${item.name}' is a ${d.kind === 'type' ? 'type alias' : d.kind} (${d.file}): no runtime value`));
+      coverage.set(item.surface, uncovered('KILN_REP_UNCOVERED_TYPE_ONLY', `'${item.name}' is ${article(d.kind === 'type' ? 'type alias' : d.kind)} (${d.file}): no runtime value`));
       continue;
     }
     const b = built.get(item.entry);
@@ -193,4 +193,9 @@ function coreVersion(): Promise<string> {
   return (versionRead ??= readFile(new URL('../../package.json', import.meta.url), 'utf8')
     .then((t) => String((JSON.parse(t) as { version?: unknown }).version ?? '0.0.0'))
     .catch(() => '0.0.0'));
+}
+
+/** "a type alias", "an interface": the kind with its article, for details printed as sentences. */
+function article(kind: string): string {
+  return `${/^[aeiou]/i.test(kind) ? 'an' : 'a'} ${kind}`;
 }
