@@ -313,3 +313,19 @@ describe("a JSON file a dependency's TypeScript only require()s (found by the hi
   it("a release (the dependency's package.json version) keeps the consumer key", () =>
     expectStays('require-json-stay', spec, { 'packages/dep/package.json': (s) => s.replace('"version":"1.0.0"', '"version":"1.1.0"') }));
 });
+
+describe('a dependency\'s "sideEffects" (the consumer\'s kiln.rep requires it only where used when it declares none)', () => {
+  const spec = ws(
+    { 'src/index.ts': `export function twice(n: number): number { return n * 2; }\n` },
+    {
+      'src/index.ts': `export { plain } from './plain.js';\nexport { quad } from './quad.js';\n`,
+      'src/plain.ts': `export function plain(n: number): number { return n + 1; }\n`,
+      'src/quad.ts': `import { twice } from '@x/dep';\nexport function quad(n: number): number { return twice(twice(n)); }\n`,
+    },
+  );
+  spec.represent = true;
+  it('the dependency declares "sideEffects": false: the consumer key moves', () =>
+    expectMoves('side-effects-move', spec, { 'packages/dep/package.json': (s) => JSON.stringify({ ...JSON.parse(s), sideEffects: false }) }));
+  it('a field of the dependency no build reads (description): the consumer key stays', () =>
+    expectStays('side-effects-stay', spec, { 'packages/dep/package.json': (s) => JSON.stringify({ ...JSON.parse(s), description: 'a dependency' }) }));
+});

@@ -551,9 +551,14 @@ class SurfaceCalculator {
     return isBuiltin(pkg) ? undefined : `ext:${pkg}@${await externalLabel(this.lockfile, pkg, fromRoot)}`;
   }
 
+  /**
+   * The dependency's manifest fields a dependent's build reads: resolution (`exports`, `main`, … the
+   * compiler follows) and `sideEffects` (the dependent's kiln.rep requires a dependency that declares
+   * none only from the chunks that use it: represent/bundle.ts).
+   */
   private manifestSurface(project: WorkspaceProject): string {
     const manifest = project.manifest ?? {};
-    return JSON.stringify(['name', 'type', 'exports', 'main', 'module', 'types', 'typings', 'typesVersions', 'imports'].map((f) => [f, manifest[f] ?? null]));
+    return JSON.stringify(['name', 'type', 'exports', 'main', 'module', 'types', 'typings', 'typesVersions', 'imports', 'sideEffects'].map((f) => [f, manifest[f] ?? null]));
   }
 
   private async compute(name: string): Promise<DependencySurface> {

@@ -10,7 +10,8 @@
  */
 import { mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
-import { compileProject, computeWorkspaceKeys } from '@kiln/core';
+import { compileProject, computeWorkspaceKeys, writeRepresentation } from '@kiln/core';
+import { representationPath } from '@kiln/runtime';
 import { tempDir, type Tree } from './build-fixtures.js';
 
 export interface WorkspaceSpec {
@@ -20,6 +21,8 @@ export interface WorkspaceSpec {
   build: string[];
   /** Symlinks to create, link path → target (both relative to the workspace root). */
   links?: Record<string, string>;
+  /** Also write each package's executable representation (kiln.rep, as kiln's build does) and compare it. */
+  represent?: boolean;
 }
 
 export interface Edit {
@@ -126,6 +129,11 @@ async function state(name: string, spec: WorkspaceSpec, edit?: Edit): Promise<St
       // Maps are not compared (SPEC §4), and neither is the debug ID naming the (JS, map) pair (SPEC §8):
       // a comment edit moves the map, so a fresh build's ID differs from the cached one's by design.
       for (const f of await listFiles(absDir)) if (!f.endsWith('.map')) files.set(`${dir}/${f}`, (await readFile(join(absDir, f), 'utf8')).replace(/^\/\/# debugId=[0-9a-f-]{36}\n/m, ''));
+    }
+    if (spec.represent && r.success) {
+      // kiln.rep is binary: compared as base64 (a differing byte is a differing output).
+      await writeRepresentation({ packageRoot: join(root, pkg), store: false, workers: 0 });
+      files.set('kiln.rep', (await readFile(representationPath(join(root, pkg)))).toString('base64'));
     }
     outputs.set(pkg, files);
   }
