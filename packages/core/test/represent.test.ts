@@ -468,3 +468,45 @@ describe('produceRepresentation: 400 exports', () => {
     }
   });
 });
+
+describe('produceRepresentation: names of classes and functions', () => {
+  // The shape tsdown (rolldown) writes for every class of @trpc/server and @trpc/client (the second
+  // real-monorepo trial): `var TRPCBuilder = class TRPCBuilder { … }`, whose inner name shadows the
+  // top-level one. Reprinting the built module (canonicalModule) renamed the inner binding
+  // (`class TRPCBuilder2`), so `initTRPC.constructor.name` was 'TRPCBuilder2' through the
+  // representation and 'TRPCBuilder' through import(); a nested function shadowing a top-level one too.
+  it("keeps every class's and function's own name, as import() of the built JS has it", async () => {
+    const root = realpathSync(tempDir('rep-names'));
+    try {
+      await buildPackage(
+        root,
+        {
+          'src/builder.ts': [
+            'export const Builder = class Builder { static make(): Builder { return new Builder(); } tag(): string { return Builder.name; } };',
+            'export const initBuilder = new Builder();',
+            "function helper(): string { return 'top'; }",
+            "export function factory(): () => string { const helper = function helper(): string { return 'inner'; }; return helper; }",
+            'export function run(): string { return helper(); }',
+            'export class ClientError extends Error { static from(m: string): ClientError { const ClientError = class ClientError extends Error {}; return new ClientError(m); } }',
+          ].join('\n'),
+          'src/index.ts': "export * from './builder.js';\n",
+        },
+        { name: '@fx/names', version: '1.0.0', type: 'module', exports: { '.': './dist/index.js' } },
+      );
+      const { representation } = await produceRepresentation({ packageRoot: root, store: false, workers: 0 });
+      const built = (await import(pathToFileURL(join(root, 'dist/index.js')).href)) as Record<string, unknown>;
+      const load = loader(representation, root);
+      const names = (v: Record<string, unknown>) => {
+        const B = v.Builder as { name: string; make(): { constructor: { name: string }; tag(): string } };
+        const factory = v.factory as () => () => string;
+        const C = v.ClientError as { from(m: string): Error };
+        return [B.name, B.make().constructor.name, B.make().tag(), (v.initBuilder as object).constructor.name, factory().name, factory()(), (v.run as () => string)(), C.from('x').constructor.name];
+      };
+      const rep = names(Object.fromEntries(['Builder', 'initBuilder', 'factory', 'run', 'ClientError'].map((n) => [n, load(`@fx/names#${n}`)])));
+      expect(names(built)).toEqual(['Builder', 'Builder', 'Builder', 'Builder', 'helper', 'inner', 'top', 'ClientError']);
+      expect(rep).toEqual(names(built));
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
