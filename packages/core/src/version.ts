@@ -66,7 +66,8 @@ export const GRAPH_SCHEMA_VERSION = 1;
  * change of what the build writes, and bumps this too. 6 = the writer's deflate dictionary is the
  * payloads' own code (runtime/src/write.ts), so the same inputs give other kiln.rep bytes. 7 = the
  * payloads keep the names esbuild's reprint gave a nested binding shadowing a top-level one
- * (represent/bundle.ts restoreBindingNames: `class TRPCBuilder2` is `class TRPCBuilder` again).
+ * (represent/bundle.ts restoreBindingNames: `class TRPCBuilder2` is `class TRPCBuilder` again), and
+ * a function or class rollup renamed in a chunk (`isFormData$1`) gets its `name` back (keepNames).
  */
 export const KEY_SCHEMA = 7;
 

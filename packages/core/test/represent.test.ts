@@ -509,4 +509,52 @@ describe('produceRepresentation: names of classes and functions', () => {
       rmSync(root, { recursive: true, force: true });
     }
   });
+
+  // @trpc/client: its httpLink and loggerLink chunks each declare a top-level `isFormData`; modules with
+  // effects at load, so one payload chunk holds both, and rollup's deconflicting wrote
+  // `function isFormData$1` — the export's name was 'isFormData$1' through the representation.
+  it('keeps the name of what two modules of one chunk both declare at top level', async () => {
+    const root = realpathSync(tempDir('rep-dup-names'));
+    try {
+      const mod = (tag: string, exported: boolean) =>
+        [
+          "import { loaded } from './loaded.js';",
+          `loaded.push('${tag}');`,
+          `${exported ? 'export ' : ''}function isFormData(v: unknown): boolean { return typeof v === 'object'; }`,
+          `${exported ? 'export ' : ''}class Codec { tag(): string { return '${tag}'; } }`,
+          `${exported ? 'export ' : ''}const toKey = (v: unknown): string => '${tag}:' + String(v);`,
+          `${exported ? 'export ' : ''}const Shape = class { static kind = '${tag}'; };`,
+          `export function ${tag}Uses(v: unknown): string { return [isFormData(v), new Codec().tag(), toKey(v), Shape.kind].join(); }`,
+        ].join('\n');
+      await buildPackage(
+        root,
+        {
+          'src/loaded.ts': 'export const loaded: string[] = [];\n',
+          'src/http.ts': mod('http', true),
+          'src/logger.ts': mod('logger', false),
+          'src/index.ts': "export * from './http.js';\nexport * from './logger.js';\nexport { loaded } from './loaded.js';\n",
+        },
+        { name: '@fx/dup', version: '1.0.0', type: 'module', exports: { '.': './dist/index.js' } },
+      );
+      const { representation } = await produceRepresentation({ packageRoot: root, store: false, workers: 0 });
+      const renamed = representation.payloads.filter((p) => /\b(isFormData|Codec|toKey|Shape)\$\d/.test(p.code));
+      expect(renamed.length, 'the fixture reproduces the rename: both modules in one chunk').toBeGreaterThan(0);
+      const built = (await import(pathToFileURL(join(root, 'dist/index.js')).href)) as Record<string, unknown>;
+      const load = loader(representation, root);
+      const exported = ['isFormData', 'Codec', 'toKey', 'Shape', 'httpUses', 'loggerUses', 'loaded'];
+      const observe = (v: Record<string, unknown>) => [
+        ...['isFormData', 'Codec', 'toKey', 'Shape'].map((n) => (v[n] as { name: string }).name),
+        new (v.Codec as new () => object)().constructor.name,
+        (v.httpUses as (x: unknown) => string)(new Map()),
+        (v.loggerUses as (x: unknown) => string)(1),
+        Object.getOwnPropertyDescriptor(v.isFormData as object, 'name'),
+        Object.getOwnPropertyDescriptor(v.Codec as object, 'name'),
+      ];
+      const rep = observe(Object.fromEntries(exported.map((n) => [n, load(`@fx/dup#${n}`)])));
+      expect(observe(built).slice(0, 5)).toEqual(['isFormData', 'Codec', 'toKey', 'Shape', 'Codec']);
+      expect(rep).toEqual(observe(built));
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
 });

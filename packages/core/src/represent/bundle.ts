@@ -168,7 +168,7 @@ export async function bundlePayloads(packageRoot: string, requests: BundleReques
 
   const names = [...byName.keys()].sort();
   const { rollup } = await tools();
-  const a = await rollup({ input: Object.fromEntries(names.map((n) => [n, VIRTUAL + n])), plugins: [virtual(true), analysis], external, treeshake, preserveEntrySignatures: 'strict', onLog });
+  const a = await rollup({ input: Object.fromEntries(names.map((n) => [n, VIRTUAL + n])), plugins: [virtual(true), analysis, keepNames], external, treeshake, preserveEntrySignatures: 'strict', onLog });
   let aOut: Awaited<ReturnType<typeof a.generate>>['output'];
   try {
     ({ output: aOut } = await a.generate({ format: 'es', entryFileNames: '[name].js', chunkFileNames: '[name]-[hash].js' }));
@@ -222,7 +222,7 @@ export async function bundlePayloads(packageRoot: string, requests: BundleReques
   let b = a;
   if (keep.length !== names.length) {
     await a.close();
-    b = await rollup({ input: Object.fromEntries(keep.map((n) => [n, VIRTUAL + n])), plugins: [virtual(false)], external, treeshake, preserveEntrySignatures: 'strict', onLog });
+    b = await rollup({ input: Object.fromEntries(keep.map((n) => [n, VIRTUAL + n])), plugins: [virtual(false), keepNames], external, treeshake, preserveEntrySignatures: 'strict', onLog });
   }
   let output: Awaited<ReturnType<typeof b.generate>>['output'];
   try {
@@ -264,6 +264,92 @@ export async function bundlePayloads(packageRoot: string, requests: BundleReques
     result.covered.set(byName.get(n)!.key, { payload: index.get(at.file)!, export: at.exported });
   }
   return result;
+}
+
+/**
+ * Names rollup's deconflicting changed, given back (CommonJS payloads only): two modules of one chunk
+ * that each declare a top-level `isFormData` (@trpc/client's httpLink and loggerLink chunks) get
+ * `function isFormData$1`, so the export's `name` was 'isFormData$1' through the representation and
+ * 'isFormData' through import(). A top-level function or class declaration, or a variable whose
+ * initializer takes its name from it (an anonymous function, arrow or class), named `<name>$<n>` where
+ * `<name>` is a top-level name of one of the chunk's modules and `<name>$<n>` is not, gets
+ * `Object.defineProperty(<binding>, 'name', { value: '<name>' })` — the one attribute the language sets
+ * differently; writable, enumerable and configurable stay as they were. A function's right after the
+ * directive prologue (it is hoisted: defined before any other code runs), the others right after their
+ * statement. A class with a static `name` member of its own is left alone (that member is its name).
+ */
+const keepNames: Plugin = {
+  name: 'kiln-rep-names',
+  renderChunk(code, chunk, options) {
+    if (options.format !== 'cjs') return null;
+    const declared = new Set<string>();
+    for (const id of chunk.moduleIds) {
+      const ast = this.getModuleInfo(id)?.ast as unknown as Node | null | undefined;
+      if (ast) for (const n of topLevelNames(ast)) declared.add(n);
+    }
+    const fixed = restoreRenamedNames(code, declared);
+    return fixed === code ? null : { code: fixed, map: null };
+  },
+};
+
+/** The names a module's top-level statements declare (functions, classes, variables; exported or not). */
+function topLevelNames(program: Node): string[] {
+  const out: string[] = [];
+  for (let st of program.body as Node[]) {
+    if ((st.type === 'ExportNamedDeclaration' || st.type === 'ExportDefaultDeclaration') && st.declaration) st = st.declaration as Node;
+    if ((st.type === 'FunctionDeclaration' || st.type === 'ClassDeclaration') && st.id) out.push((st.id as Node).name as string);
+    if (st.type === 'VariableDeclaration') for (const d of st.declarations as Node[]) if ((d.id as Node).type === 'Identifier') out.push((d.id as Node).name as string);
+  }
+  return out;
+}
+
+/** `code` (a rendered CommonJS chunk) with the `name` of what rollup renamed set back (see keepNames). */
+export function restoreRenamedNames(code: string, declared: ReadonlySet<string>): string {
+  if (!code.includes('$')) return code;
+  let body: Node[];
+  try {
+    body = parseAst(code).body as unknown as Node[];
+  } catch {
+    return code;
+  }
+  const original = (n: string): string | undefined => {
+    const m = /^(.+)\$\d+$/.exec(n);
+    return m && declared.has(m[1]!) && !declared.has(n) ? m[1] : undefined;
+  };
+  const fix = (binding: string, name: string) => `Object.defineProperty(${binding}, 'name', { value: ${JSON.stringify(name)} });`;
+  const ownStaticName = (cls: Node) => ((cls.body as Node).body as Node[]).some((m) => m.static && !m.computed && (((m.key as Node)?.name ?? (m.key as Node)?.value) === 'name'));
+  const hoisted: string[] = [];
+  const after: { at: number; text: string }[] = [];
+  let prologueEnd = 0;
+  for (const st of body) {
+    if (st.type === 'ExpressionStatement' && typeof st.directive === 'string') {
+      prologueEnd = st.end as number;
+      continue;
+    }
+    if (st.type === 'FunctionDeclaration' && st.id) {
+      const n = (st.id as Node).name as string;
+      const was = original(n);
+      if (was) hoisted.push(fix(n, was));
+    } else if (st.type === 'ClassDeclaration' && st.id) {
+      const n = (st.id as Node).name as string;
+      const was = original(n);
+      if (was && !ownStaticName(st)) after.push({ at: st.end as number, text: fix(n, was) });
+    } else if (st.type === 'VariableDeclaration') {
+      for (const d of st.declarations as Node[]) {
+        const id = d.id as Node;
+        const init = d.init as Node | null;
+        if (id.type !== 'Identifier' || !init) continue;
+        const anonymous = (init.type === 'ArrowFunctionExpression' || init.type === 'FunctionExpression' || init.type === 'ClassExpression') && !init.id;
+        const was = original(id.name as string);
+        if (was && anonymous && !(init.type === 'ClassExpression' && ownStaticName(init))) after.push({ at: st.end as number, text: fix(id.name as string, was) });
+      }
+    }
+  }
+  if (!hoisted.length && !after.length) return code;
+  let text = code;
+  for (const e of after.sort((a, b) => b.at - a.at)) text = `${text.slice(0, e.at)}\n${e.text}${text.slice(e.at)}`;
+  if (hoisted.length) text = `${text.slice(0, prologueEnd)}\n${hoisted.join('\n')}${text.slice(prologueEnd)}`;
+  return text;
 }
 
 /** Whether a dependency's manifest declares `"sideEffects": false` (an unreadable one does not). */
