@@ -586,6 +586,11 @@ function bindingIdentifiers(program: Node): Binding[] {
  * original names, or a renamed name occurs anywhere in the original.
  */
 export function restoreBindingNames(original: string, printed: string): string {
+  // Quick path (most modules): esbuild's renames are words of the reprint ending in a number that are
+  // no word of the original; none, nothing to parse. (A renamed name the original spells only inside a
+  // string or comment takes this path too: the name stays esbuild's, the binding is still correct.)
+  const words = new Set(original.match(/[A-Za-z_$][\w$]*/g) ?? []);
+  if (!(printed.match(/[A-Za-z_$][\w$]*\d(?![\w$])/g) ?? []).some((w) => !words.has(w))) return printed;
   let p: Node;
   try {
     p = parseAst(printed) as unknown as Node;
