@@ -67,7 +67,8 @@ export const GRAPH_SCHEMA_VERSION = 1;
  * payloads' own code (runtime/src/write.ts), so the same inputs give other kiln.rep bytes. 7 = the
  * payloads keep the names esbuild's reprint gave a nested binding shadowing a top-level one
  * (represent/bundle.ts restoreBindingNames: `class TRPCBuilder2` is `class TRPCBuilder` again), and
- * a function or class rollup renamed in a chunk (`isFormData$1`) gets its `name` back (keepNames).
+ * a function or class rollup renamed in a chunk (`isFormData$1`) gets its `name` back (keepNames), and
+ * another package's type re-exported type-only is KILN_REP_UNCOVERED_TYPE_ONLY (was FOREIGN_DECLARATION).
  */
 export const KEY_SCHEMA = 7;
 

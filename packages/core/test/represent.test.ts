@@ -558,3 +558,50 @@ describe('produceRepresentation: names of classes and functions', () => {
     }
   });
 });
+
+describe("produceRepresentation: another package's types re-exported", () => {
+  // @trpc/server/adapters/next: `export type { NextApiHandler, … } from 'next'`; @trpc/client:
+  // `import type { Encoder } from '@trpc/server/adapters/ws'; export type { Encoder }`, re-exported again
+  // by two modules with `import type` + `export { type Encoder }`. Those were
+  // KILN_REP_UNCOVERED_FOREIGN_DECLARATION ("the declaring package's representation covers it"), but
+  // a type has no runtime value in any package: TYPE_ONLY. A value re-exported stays FOREIGN.
+  it('marks a type-only re-export of another package TYPE_ONLY and a value re-export FOREIGN_DECLARATION', async () => {
+    const root = realpathSync(tempDir('rep-foreign-types'));
+    try {
+      await buildPackage(
+        root,
+        {
+          'src/encoder.ts': "import type { Encoder } from 'dep';\nexport type { Encoder };\nexport const jsonEncoder = { encode: (v: unknown): string => JSON.stringify(v) };\n",
+          'src/client.ts': "import type { Encoder } from './encoder.js';\nimport { jsonEncoder } from './encoder.js';\nexport { jsonEncoder, type Encoder };\n",
+          'src/index.ts': [
+            "export type { Handler, Request as DepRequest } from 'dep';",
+            "export { twice } from 'dep';",
+            "export * from './client.js';",
+            "import { twice as t2 } from 'dep';",
+            'export { t2 as twiceAgain };',
+          ].join('\n'),
+          'node_modules/dep/package.json': JSON.stringify({ name: 'dep', version: '1.0.0', main: 'index.js', types: 'index.d.ts' }),
+          'node_modules/dep/index.js': 'exports.twice = (x) => x * 2;\n',
+          'node_modules/dep/index.d.ts': 'export declare function twice(x: number): number;\nexport type Handler = () => void;\nexport interface Request { url: string }\nexport interface Encoder { encode(v: unknown): string }\n',
+        },
+        { name: '@fx/ft', version: '1.0.0', type: 'module', exports: { '.': './dist/index.js' }, dependencies: { dep: '1.0.0' } },
+      );
+      const { representation, diagnostics } = await produceRepresentation({ packageRoot: root, store: false, workers: 0 });
+      const reasons = Object.fromEntries(representation.entries.map((e) => [e.surface.slice('@fx/ft#'.length), e.coverage.covered ? 'covered' : e.coverage.reason]));
+      expect(reasons).toEqual({
+        DepRequest: 'KILN_REP_UNCOVERED_TYPE_ONLY',
+        Encoder: 'KILN_REP_UNCOVERED_TYPE_ONLY',
+        Handler: 'KILN_REP_UNCOVERED_TYPE_ONLY',
+        jsonEncoder: 'covered',
+        twice: 'KILN_REP_UNCOVERED_FOREIGN_DECLARATION',
+        twiceAgain: 'KILN_REP_UNCOVERED_FOREIGN_DECLARATION',
+      });
+      const handler = representation.entries.find((e) => e.surface === '@fx/ft#Handler')!;
+      expect(handler.coverage.covered ? '' : handler.coverage.detail).toBe("'Handler' is a type re-exported from 'dep' by src/index.ts: no runtime value");
+      expect(handler.declaring).toBe('ext:dep#Handler');
+      expect(diagnostics).toEqual([]);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});

@@ -685,7 +685,7 @@ export const CODES = {
     outcome: 'unaffected',
     title: 'An export has no runtime value',
     meaning:
-      'It is an interface, a type alias or an ambient (declare) declaration: the built JavaScript does not export it, so there is nothing to execute. It is listed as uncovered by design.',
+      'It is an interface, a type alias or an ambient (declare) declaration — of this package, or another package\'s type re-exported type-only (`export type { X } from \'pkg\'`): the built JavaScript does not export it, so there is nothing to execute. It is listed as uncovered by design.',
     hint: 'Nothing to do: types are read from the declaration files, not from the representation.',
   },
   KILN_REP_UNREADABLE: {
