@@ -140,7 +140,10 @@ if (!existsSync(join(pkgDir, 'node_modules'))) {
 const buildFirst = [];
 for (const dep of (args['build-first'] ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
   say(`${dep}: ${pm} run build (a workspace dependency of ${args.package})`);
-  buildFirst.push({ package: dep, ms: Math.round(run(pm, ['run', 'build'], { cwd: join(checkout, dep) }).ms) });
+  const ms = Math.round(run(pm, ['run', 'build'], { cwd: join(checkout, dep) }).ms);
+  // Its representation too (its build emptied dist/): the cases reach it as a peer (see peerOf below).
+  const rep = run(process.execPath, [KILN, 'represent', join(checkout, dep)], { cwd: work, env: kilnEnv, allowFailure: true });
+  buildFirst.push({ package: dep, ms, represent: rep.code === 0 ? (rep.out + rep.err).trim() : `failed: ${(rep.out + rep.err).trim().slice(0, 300)}` });
 }
 const manifest = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8'));
 say(`${manifest.name}: ${pm} run build (${manifest.scripts?.build ?? 'no build script'})`);
@@ -221,26 +224,76 @@ const CASES = {
     'splitLink routes by op type': async (g) => { const mk = (tag) => () => ({ op }) => ({ subscribe(o) { o.next({ result: { data: tag + ':' + op.path } }); o.complete(); return { unsubscribe() {} }; }, pipe(...ops) { return ops.reduce((a, f) => f(a), this); } }); const c = g('createTRPCClient')({ links: [g('splitLink')({ condition: (op) => op.type === 'query', true: mk('Q'), false: mk('M') })] }); return [await c.a.query(), await c.b.mutate()]; },
     'TRPCClientError.from(Error)': (g) => { const e = g('TRPCClientError').from(new Error('x')); return [e.name, e.message, e instanceof Error, e.constructor.name]; },
     'getFetch / isFormData / isNonJsonSerializable': (g) => [typeof g('getFetch')(), g('isFormData')(new FormData()), g('isNonJsonSerializable')(new Blob([]))],
+    // End to end, both packages on each side (peer: @trpc/server through its kiln.rep, or import()): a
+    // real HTTP server (standalone adapter) and a WebSocket server (ws adapter, the 'ws' package), zod
+    // input validation, the superjson transformer (Date, Set), batching, jsonl streaming, ws
+    // subscriptions of tracked() events. (SSE subscriptions need an EventSource Node has not.)
+    'end to end: standalone HTTP + ws servers, batch/stream/ws links, zod, superjson': async (g, peer, dep) => {
+      const s = (q) => peer('@trpc/server', q);
+      const { z } = dep('zod'); const superjson = dep('superjson').default ?? dep('superjson'); const { WebSocketServer, WebSocket } = dep('ws');
+      const t = s('initTRPC').create({ transformer: superjson }); const T = s('TRPCError');
+      const router = t.router({
+        hello: t.procedure.input((v) => v).query(({ input }) => 'hello ' + (input?.name ?? 'world')),
+        add: t.procedure.input((v) => { if (typeof v?.a !== 'number') throw new Error('a must be a number'); return v; }).mutation(({ input }) => input.a + input.b),
+        typed: t.procedure.input(z.object({ when: z.date(), tags: z.set(z.string()) })).query(({ input }) => ({ year: input.when.getUTCFullYear(), tags: [...input.tags].sort(), back: input.when })),
+        boom: t.procedure.query(() => { throw new T({ code: 'UNAUTHORIZED', message: 'who are you' }); }),
+        stream: t.procedure.query(async function* () { for (let i = 0; i < 3; i++) yield i; }),
+        ticks: t.procedure.subscription(async function* () { for (let i = 0; i < 3; i++) { await new Promise((r) => setTimeout(r, 5)); yield s('tracked')(String(i), { n: i }); } }),
+      });
+      const server = s('adapters/standalone#createHTTPServer')({ router, createContext: () => ({}) });
+      await new Promise((r) => server.listen(0, '127.0.0.1', r));
+      const url = 'http://127.0.0.1:' + server.address().port;
+      const wss = new WebSocketServer({ port: 0, host: '127.0.0.1' });
+      await new Promise((r) => wss.on('listening', r));
+      const handler = s('adapters/ws#applyWSSHandler')({ wss, router, createContext: () => ({}) });
+      const ws = g('createWSClient')({ url: 'ws://127.0.0.1:' + wss.address().port, WebSocket });
+      const out = {};
+      try {
+        const batch = g('createTRPCClient')({ links: [g('httpBatchLink')({ url, transformer: superjson })] });
+        out.batch = await Promise.all([batch.hello.query({ name: 'kiln' }), batch.hello.query(), batch.add.mutate({ a: 1, b: 2 })]);
+        out.typed = await batch.typed.query({ when: new Date(Date.UTC(2020, 1, 2)), tags: new Set(['b', 'a']) });
+        try { await batch.add.mutate({ a: 'x' }); } catch (e) { out.badInput = [e.name, e.message, e.data?.code, e.data?.httpStatus, e instanceof g('TRPCClientError')]; }
+        try { await batch.typed.query({ when: 'nope', tags: new Set() }); } catch (e) { out.zodBad = [e.name, e.data?.code, e.data?.httpStatus, JSON.parse(e.message)[0]?.path]; }
+        try { await batch.boom.query(); } catch (e) { out.boom = [e.name, e.message, e.data?.code, e.data?.httpStatus]; }
+        const streaming = g('createTRPCClient')({ links: [g('httpBatchStreamLink')({ url, transformer: superjson })] });
+        out.stream = []; for await (const v of await streaming.stream.query()) out.stream.push(v);
+        const wc = g('createTRPCClient')({ links: [g('wsLink')({ client: ws, transformer: superjson })] });
+        out.ws = [await wc.hello.query({ name: 'ws' }), await wc.add.mutate({ a: 2, b: 3 })];
+        out.wsSub = await new Promise((resolve, reject) => { const seen = []; const u = wc.ticks.subscribe(undefined, { onData: (d) => { seen.push(d); if (seen.length === 3) { u.unsubscribe(); resolve(seen); } }, onError: reject }); setTimeout(() => reject(new Error('ws subscription timeout')), 5000); });
+        return out;
+      } finally { await ws.close(); handler.broadcastReconnectNotification(); wss.close(); server.close(); server.closeAllConnections?.(); }
+    },
   }`,
 };
 /** The ESM file `import()` of a subpath loads (conditions import → module → default, then module/main for `.`). */
-const esmOf = (sub) => {
-  const exp = manifest.exports;
+const esmOf = (man, dir, sub) => {
+  const exp = man.exports;
   let v = exp && typeof exp === 'object' && !Array.isArray(exp) && Object.keys(exp).some((k) => k.startsWith('.')) ? exp[sub] : sub === '.' ? exp : undefined;
   for (let i = 0; i < 4 && v && typeof v === 'object'; i++) v = v.import ?? v.module ?? v.node ?? v.default;
-  const rel = typeof v === 'string' ? v : sub === '.' ? manifest.module ?? manifest.main : undefined;
-  return rel ? pathToFileURL(join(pkgDir, rel)).href : undefined;
+  const rel = typeof v === 'string' ? v : sub === '.' ? man.module ?? man.main : undefined;
+  return rel ? pathToFileURL(join(dir, rel)).href : undefined;
 };
-const entryFiles = Object.fromEntries(decoded.entries.map((e) => e.surface.slice(0, e.surface.indexOf('#'))).filter((v, i, a) => a.indexOf(v) === i).map((id) => {
-  const sub = id === manifest.name ? '.' : `.${id.slice(manifest.name.length)}`;
-  return [sub, esmOf(sub)];
+/** Subpath → file URL of its ESM build, for every entry the representation at `rep` indexes. */
+const entryFilesOf = (man, dir, rep) => Object.fromEntries(rep.entries.map((e) => e.surface.slice(0, e.surface.indexOf('#'))).filter((v, i, a) => a.indexOf(v) === i).map((id) => {
+  const sub = id === man.name ? '.' : `.${id.slice(man.name.length)}`;
+  return [sub, esmOf(man, dir, sub)];
 }));
+const entryFiles = entryFilesOf(manifest, pkgDir, decoded);
+// The --build-first packages, represented after their build: a case reaches their exports with
+// peer(name, 'sub#export') — through their kiln.rep on the representation's side, import() on the other.
+const peers = buildFirst.flatMap(({ package: dep }) => {
+  const dir = join(checkout, dep);
+  const man = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+  const rep = representationPath(dir, man);
+  return existsSync(rep) ? [{ name: man.name, dir, rep, entries: entryFilesOf(man, dir, readRepresentation(readFileSync(rep))) }] : [];
+});
 const parityScript = join(work, 'parity.mjs');
 writeFileSync(
   parityScript,
   `import { createConsumer, openRepresentation } from ${JSON.stringify(pathToFileURL(RUNTIME).href)};
 import { isDeepStrictEqual } from 'node:util';
-const [file, pkgDir, entriesJson, name] = process.argv.slice(2);
+import { createRequire } from 'node:module';
+const [file, pkgDir, entriesJson, name, peersJson] = process.argv.slice(2);
 const reader = openRepresentation(file);
 const c = createConsumer(reader, { requireFrom: pkgDir });
 const entryFiles = JSON.parse(entriesJson); // subpath → file URL of its ESM build
@@ -251,6 +304,18 @@ const m = mods['.'] ?? {};
 const split = (q) => (q.includes('#') ? ['./' + q.slice(0, q.indexOf('#')), q.slice(q.indexOf('#') + 1)] : ['.', q]);
 const jsOf = (q) => { const [sub, n] = split(q); return mods[sub]?.[n]; };
 const repOf = (q) => { const [sub, n] = split(q); return c.load(name + (sub === '.' ? '' : sub.slice(1)) + '#' + n); };
+const peerSides = { rep: {}, js: {} };
+const dirs = [pkgDir];
+for (const p of JSON.parse(peersJson ?? '[]')) {
+  dirs.push(p.dir);
+  const pc = createConsumer(openRepresentation(p.rep), { requireFrom: p.dir });
+  const pm = {};
+  for (const [sub, url] of Object.entries(p.entries)) pm[sub] = url ? await import(url) : {};
+  peerSides.rep[p.name] = (q) => { const [sub, n] = split(q); return pc.load(p.name + (sub === '.' ? '' : sub.slice(1)) + '#' + n); };
+  peerSides.js[p.name] = (q) => { const [sub, n] = split(q); return pm[sub]?.[n]; };
+}
+/** A package the cases use as input on both sides (zod, superjson, ws): required from the package or a peer. */
+const dep = (spec) => { for (const d of dirs) { try { return createRequire(d + '/package.json')(spec); } catch {} } throw new Error('no ' + spec + ' from ' + dirs.join(', ')); };
 const shape = (v, d = 0) => {
   if (typeof v === 'function') return 'function ' + v.name + '/' + v.length + (/^class\\b/.test(Function.prototype.toString.call(v)) ? '/class' : '') + (d < 1 ? '[' + Object.getOwnPropertyNames(v.prototype ?? {}).sort().join(',') + ']' : '');
   if (v === null || typeof v !== 'object') return typeof v + ':' + String(v);
@@ -271,16 +336,16 @@ const cases = ${CASES[manifest.name] ?? '{}'};
 const calls = [];
 const settle = async (f) => { try { return { value: await f() }; } catch (e) { return { threw: e?.name + ': ' + e?.message }; } };
 for (const [label, f] of Object.entries(cases)) {
-  const rep = await settle(() => f(repOf));
-  const js = await settle(() => f(jsOf));
-  calls.push({ case: label, same: isDeepStrictEqual(rep, js), ...(isDeepStrictEqual(rep, js) ? { outcome: JSON.stringify(rep, (k, v) => (v instanceof Map ? [...v] : v))?.slice(0, 100) } : { rep: String(JSON.stringify(rep)).slice(0, 300), js: String(JSON.stringify(js)).slice(0, 300) }) });
+  const rep = await settle(() => f(repOf, (pkg, q) => peerSides.rep[pkg](q), dep));
+  const js = await settle(() => f(jsOf, (pkg, q) => peerSides.js[pkg](q), dep));
+  calls.push({ case: label, same: isDeepStrictEqual(rep, js), ...(isDeepStrictEqual(rep, js) ? { outcome: JSON.stringify(rep, (k, v) => (v instanceof Map ? [...v] : v))?.slice(0, 2000) } : { rep: String(JSON.stringify(rep)).slice(0, 300), js: String(JSON.stringify(js)).slice(0, 300) }) });
 }
 process.stdout.write(JSON.stringify({ values, calls }));
 process.exit(0); // a form's timers (throttles, devtools reconnect) would keep the process alive
 `,
 );
 say('parity');
-const parity = JSON.parse(run(process.execPath, [parityScript, file, pkgDir, JSON.stringify(entryFiles), manifest.name], { cwd: work, env: kilnEnv }).out);
+const parity = JSON.parse(run(process.execPath, [parityScript, file, pkgDir, JSON.stringify(entryFiles), manifest.name, JSON.stringify(peers)], { cwd: work, env: kilnEnv }).out);
 
 // ---------------------------------------------------------------------------------------------
 // 5. kiln call through the CLI
@@ -360,7 +425,7 @@ const lines = [
   '',
   '| case | parity | outcome |',
   '| --- | --- | --- |',
-  ...parity.calls.map((c) => `| ${c.case} | ${ok(c.same)} | \`${(c.same ? c.outcome : `rep ${c.rep} / js ${c.js}`)?.replace(/\|/g, '\\|')}\` |`),
+  ...parity.calls.map((c) => `| ${c.case} | ${ok(c.same)} | \`${(c.same ? c.outcome?.slice(0, 160) : `rep ${c.rep} / js ${c.js}`)?.replace(/\|/g, '\\|')}\` |`),
   '',
   '### `kiln call` (CLI)',
   '',
