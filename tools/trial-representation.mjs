@@ -24,10 +24,15 @@
  * Nothing of the checkout is written into this repository. Requires `npm run build`.
  *
  * Usage: node tools/trial-representation.mjs --repo CHECKOUT [--package packages/form-core]
- *          [--workspace packages/a,packages/b] [--path-prepend DIR] [--pnpm-setting key=value ...]
- *          [--work DIR] [--keep] [--json FILE]
+ *          [--workspace packages/a,packages/b] [--build-first packages/a] [--path-prepend DIR]
+ *          [--pnpm-setting key=value ...] [--work DIR] [--checkout DIR] [--keep] [--json FILE]
  * TanStack/form at 57a855b42 needs Node 24 and pnpm 11 (--path-prepend) and, where the registry's
  * metadata lacks the "time" field its trust policy checks, --pnpm-setting trustPolicy=off.
+ * trpc/trpc at 340811ba5 (tsdown; .mjs + .cjs; 15 subpath entries in @trpc/server) needs Node 24 and
+ * pnpm 10.33.1: --package packages/server --workspace packages/server,packages/client, then
+ * --package packages/client --build-first packages/server (the client's build needs the server's).
+ * Every entry is compared with `import()` of its own built ESM (subpath exports included); a case
+ * names an export of a subpath entry as 'sub/path#name'.
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -47,6 +52,9 @@ const HELP = `Usage: node tools/trial-representation.mjs --repo CHECKOUT [option
   --path-prepend DIR    put DIR first on PATH for the checkout's commands (install, build) only
   --pnpm-setting K=V    a top-level pnpm-workspace.yaml setting (repeatable), e.g. trustPolicy=off
   --work DIR            work directory (default: a new temporary one; a clone there is reused)
+  --checkout DIR        where the clone goes (default WORK/repo; reused when present)
+  --build-first LIST    comma-separated workspace packages to build (own \`build\` script) before --package,
+                        in order — the workspace dependencies its build needs (e.g. packages/server)
   --keep                keep the work directory (always kept when --work is given)
   --json FILE           write every figure as JSON
 `;
@@ -58,6 +66,8 @@ const { args } = cliArgs(
     'path-prepend': { type: 'string' },
     'pnpm-setting': { type: 'string', multiple: true, default: [] },
     work: { type: 'string' },
+    checkout: { type: 'string' },
+    'build-first': { type: 'string' },
     keep: { type: 'boolean', default: false },
     json: { type: 'string' },
   },
@@ -72,7 +82,7 @@ const started = Date.now();
 const say = (m) => process.stderr.write(`[+${((Date.now() - started) / 1000).toFixed(0)}s] ${m}\n`);
 const work = args.work ? resolve(args.work) : mkdtempSync(join(tmpdir(), 'kiln-trial-rep-'));
 mkdirSync(work, { recursive: true });
-const checkout = join(work, 'repo');
+const checkout = args.checkout ? resolve(args.checkout) : join(work, 'repo');
 const trialEnv = { ...process.env, PATH: args['path-prepend'] ? `${resolve(args['path-prepend'])}:${process.env.PATH}` : process.env.PATH, CI: 'true', NX_DAEMON: 'false', NX_NO_CLOUD: 'true', NO_COLOR: '1', FORCE_COLOR: '0' };
 const kilnEnv = { ...process.env, NO_COLOR: '1', KILN_STORE: join(work, 'kiln-store') };
 
@@ -127,6 +137,14 @@ if (!existsSync(join(pkgDir, 'node_modules'))) {
 // ---------------------------------------------------------------------------------------------
 // 2. The package's own build
 
+const buildFirst = [];
+for (const dep of (args['build-first'] ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+  say(`${dep}: ${pm} run build (a workspace dependency of ${args.package})`);
+  const ms = Math.round(run(pm, ['run', 'build'], { cwd: join(checkout, dep) }).ms);
+  // Its representation too (its build emptied dist/): the cases reach it as a peer (see peerOf below).
+  const rep = run(process.execPath, [KILN, 'represent', join(checkout, dep)], { cwd: work, env: kilnEnv, allowFailure: true });
+  buildFirst.push({ package: dep, ms, represent: rep.code === 0 ? (rep.out + rep.err).trim() : `failed: ${(rep.out + rep.err).trim().slice(0, 300)}` });
+}
 const manifest = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8'));
 say(`${manifest.name}: ${pm} run build (${manifest.scripts?.build ?? 'no build script'})`);
 const build = run(pm, ['run', 'build'], { cwd: pkgDir });
@@ -177,46 +195,157 @@ const CASES = {
     'uuid shape': (g) => /^[0-9a-f-]{36}$/.test(g('uuid')()),
     'FormApi identity across loads': (g) => g('FormApi') === g('FormApi'),
   }`,
+  // tRPC (packages/server, packages/client of trpc/trpc): a router built and called in-process, errors,
+  // observables, the fetch adapter on a WHATWG Request, and a client over a custom link / fake fetch.
+  // 'sub#name' is the export of the entry './sub' (e.g. 'http#getHTTPStatusCodeFromError').
+  '@trpc/server': `{
+    'initTRPC.create → router → createCallerFactory': async (g) => { const t = g('initTRPC').create(); const r = t.router({ hello: t.procedure.query(() => 'hi'), nested: t.router({ echo: t.procedure.query(({ input }) => input) }) }); const caller = t.createCallerFactory(r)({}); return [await caller.hello(), await caller.nested.echo({ a: [1, 2] })]; },
+    'router.createCaller (deprecated form)': async (g) => { const t = g('initTRPC').create(); const r = t.router({ hello: t.procedure.query(() => 'hi') }); return r.createCaller({}).hello(); },
+    'plain-function input validator: ok and BAD_REQUEST': async (g) => { const t = g('initTRPC').create(); const num = (v) => { if (typeof v !== 'number') throw new Error('not a number'); return v; }; const r = t.router({ inc: t.procedure.input(num).query(({ input }) => input + 1) }); const caller = t.createCallerFactory(r)({}); const ok = await caller.inc(41); let bad; try { await caller.inc('x'); } catch (e) { bad = [e.name, e.code, e.message, e instanceof g('TRPCError'), e.cause?.message]; } return [ok, bad]; },
+    'middleware + context + mutation': async (g) => { const t = g('initTRPC').context().create(); const authed = t.procedure.use(({ ctx, next }) => next({ ctx: { ...ctx, user: 'u-' + ctx.id } })); const r = t.router({ who: authed.mutation(({ ctx }) => ctx.user) }); return t.createCallerFactory(r)({ id: 7 }).who(); },
+    'procedure throws TRPCError (code, instanceof)': async (g) => { const t = g('initTRPC').create(); const T = g('TRPCError'); const r = t.router({ nope: t.procedure.query(() => { throw new T({ code: 'NOT_FOUND', message: 'no such thing' }); }) }); try { await t.createCallerFactory(r)({}).nope(); return 'resolved'; } catch (e) { return [e.name, e.code, e.message, e instanceof T, e instanceof Error]; } },
+    'new TRPCError({ code: NOT_FOUND })': (g) => { const T = g('TRPCError'); const e = new T({ code: 'NOT_FOUND' }); return [e.code, e.message, e.name, e instanceof T, e instanceof Error, e.constructor.name, Object.keys(e)]; },
+    'getTRPCErrorFromUnknown': (g) => { const e = g('getTRPCErrorFromUnknown')(new Error('boom')); return [e.code, e.message, e instanceof g('TRPCError')]; },
+    'http#getHTTPStatusCodeFromError (TRPCError of the main entry)': (g) => [g('http#getHTTPStatusCodeFromError')(new (g('TRPCError'))({ code: 'NOT_FOUND' })), g('http#getHTTPStatusCodeFromError')(new (g('TRPCError'))({ code: 'UNAUTHORIZED' }))],
+    'http#getHTTPStatusCode': (g) => [g('http#getHTTPStatusCode')([{ error: { code: -32004 } }]), g('http#getHTTPStatusCode')([])],
+    'TRPCError identity across entries (. vs unstable-core-do-not-import)': (g) => g('TRPCError') === g('unstable-core-do-not-import#TRPCError'),
+    'initTRPC.constructor.name': (g) => [g('initTRPC').constructor.name, typeof g('initTRPC').create],
+    'observable#observable + map + observableToPromise': async (g) => { const o = g('observable#observable')((obs) => { obs.next(1); obs.next(2); obs.complete(); }); const seen = []; o.pipe(g('observable#map')((x) => x * 10)).subscribe({ next: (v) => seen.push(v) }); return [seen, await g('observable#observableToPromise')(g('observable#observable')((obs) => { obs.next('first'); obs.complete(); }))]; },
+    'tracked / isTrackedEnvelope': (g) => { const e = g('tracked')('id-1', { x: 1 }); return [g('isTrackedEnvelope')(e), g('isTrackedEnvelope')([1, 2]), e.slice(0, 2), typeof e[2]]; }, // e[2]: a module's own Symbol, one per module instance
+    'adapters/fetch#fetchRequestHandler (GET query, error shape)': async (g) => { const t = g('initTRPC').create({ isDev: false }); const T = g('TRPCError'); const r = t.router({ hello: t.procedure.input((v) => v).query(({ input }) => ({ greeting: 'hi ' + input.name })), nope: t.procedure.query(() => { throw new T({ code: 'FORBIDDEN', message: 'no' }); }) }); const h = g('adapters/fetch#fetchRequestHandler'); const ask = async (path) => { const res = await h({ endpoint: '/trpc', router: r, req: new Request('http://localhost/trpc/' + path), createContext: () => ({}) }); return [res.status, await res.json()]; }; return [await ask('hello?input=' + encodeURIComponent(JSON.stringify({ name: 'kiln' }))), await ask('nope'), await ask('missing')]; },
+    'unstable-core-do-not-import#TRPC_ERROR_CODES_BY_KEY.NOT_FOUND': (g) => g('unstable-core-do-not-import#TRPC_ERROR_CODES_BY_KEY').NOT_FOUND,
+  }`,
+  '@trpc/client': `{
+    'createTRPCClient over a custom link (query, mutation)': async (g) => { const seen = []; const link = () => ({ op }) => ({ subscribe(o) { seen.push([op.type, op.path, op.input]); o.next({ result: { type: 'data', data: { path: op.path, input: op.input } } }); o.complete(); return { unsubscribe() {} }; }, pipe(...ops) { return ops.reduce((a, f) => f(a), this); } }); const c = g('createTRPCClient')({ links: [link] }); return [await c.greet.hello.query({ a: 1 }), await c.save.mutate('x'), seen]; },
+    'custom link erroring → TRPCClientError': async (g) => { const link = () => () => ({ subscribe(o) { o.error(g('TRPCClientError').from(new Error('link down'))); return { unsubscribe() {} }; }, pipe(...ops) { return ops.reduce((a, f) => f(a), this); } }); const c = g('createTRPCClient')({ links: [link] }); try { await c.x.query(); return 'resolved'; } catch (e) { return [e.name, e.message, e instanceof g('TRPCClientError'), g('isTRPCClientError')(e)]; } },
+    'httpLink with a fake fetch': async (g) => { const calls = []; const fetch = async (url, init) => { calls.push([String(url), init?.method]); return new Response(JSON.stringify({ result: { data: 'hi from ' + new URL(url).pathname } }), { headers: { 'content-type': 'application/json' } }); }; const c = g('createTRPCClient')({ links: [g('httpLink')({ url: 'http://localhost/trpc', fetch })] }); return [await c.hello.query({ n: 1 }), calls]; },
+    'httpBatchLink with a fake fetch (two queries, one request)': async (g) => { const calls = []; const fetch = async (url) => { calls.push(String(url)); return new Response(JSON.stringify([{ result: { data: 1 } }, { result: { data: 2 } }]), { headers: { 'content-type': 'application/json' } }); }; const c = g('createTRPCClient')({ links: [g('httpBatchLink')({ url: 'http://localhost/trpc', fetch })] }); return [await Promise.all([c.a.query(), c.b.query()]), calls]; },
+    'server error over httpLink → TRPCClientError with data': async (g) => { const fetch = async () => new Response(JSON.stringify({ error: { message: 'nope', code: -32004, data: { code: 'NOT_FOUND', httpStatus: 404 } } }), { status: 404, headers: { 'content-type': 'application/json' } }); const c = g('createTRPCClient')({ links: [g('httpLink')({ url: 'http://localhost/trpc', fetch })] }); try { await c.x.query(); return 'resolved'; } catch (e) { return [e.name, e.message, e.data, e.shape, e instanceof g('TRPCClientError')]; } },
+    'splitLink routes by op type': async (g) => { const mk = (tag) => () => ({ op }) => ({ subscribe(o) { o.next({ result: { data: tag + ':' + op.path } }); o.complete(); return { unsubscribe() {} }; }, pipe(...ops) { return ops.reduce((a, f) => f(a), this); } }); const c = g('createTRPCClient')({ links: [g('splitLink')({ condition: (op) => op.type === 'query', true: mk('Q'), false: mk('M') })] }); return [await c.a.query(), await c.b.mutate()]; },
+    'TRPCClientError.from(Error)': (g) => { const e = g('TRPCClientError').from(new Error('x')); return [e.name, e.message, e instanceof Error, e.constructor.name]; },
+    'getFetch / isFormData / isNonJsonSerializable': (g) => [typeof g('getFetch')(), g('isFormData')(new FormData()), g('isNonJsonSerializable')(new Blob([]))],
+    // End to end, both packages on each side (peer: @trpc/server through its kiln.rep, or import()): a
+    // real HTTP server (standalone adapter) and a WebSocket server (ws adapter, the 'ws' package), zod
+    // input validation, the superjson transformer (Date, Set), batching, jsonl streaming, ws
+    // subscriptions of tracked() events. (SSE subscriptions need an EventSource Node has not.)
+    'end to end: standalone HTTP + ws servers, batch/stream/ws links, zod, superjson': async (g, peer, dep) => {
+      const s = (q) => peer('@trpc/server', q);
+      const { z } = dep('zod'); const superjson = dep('superjson').default ?? dep('superjson'); const { WebSocketServer, WebSocket } = dep('ws');
+      const t = s('initTRPC').create({ transformer: superjson }); const T = s('TRPCError');
+      const router = t.router({
+        hello: t.procedure.input((v) => v).query(({ input }) => 'hello ' + (input?.name ?? 'world')),
+        add: t.procedure.input((v) => { if (typeof v?.a !== 'number') throw new Error('a must be a number'); return v; }).mutation(({ input }) => input.a + input.b),
+        typed: t.procedure.input(z.object({ when: z.date(), tags: z.set(z.string()) })).query(({ input }) => ({ year: input.when.getUTCFullYear(), tags: [...input.tags].sort(), back: input.when })),
+        boom: t.procedure.query(() => { throw new T({ code: 'UNAUTHORIZED', message: 'who are you' }); }),
+        stream: t.procedure.query(async function* () { for (let i = 0; i < 3; i++) yield i; }),
+        ticks: t.procedure.subscription(async function* () { for (let i = 0; i < 3; i++) { await new Promise((r) => setTimeout(r, 5)); yield s('tracked')(String(i), { n: i }); } }),
+      });
+      const server = s('adapters/standalone#createHTTPServer')({ router, createContext: () => ({}) });
+      await new Promise((r) => server.listen(0, '127.0.0.1', r));
+      const url = 'http://127.0.0.1:' + server.address().port;
+      const wss = new WebSocketServer({ port: 0, host: '127.0.0.1' });
+      await new Promise((r) => wss.on('listening', r));
+      const handler = s('adapters/ws#applyWSSHandler')({ wss, router, createContext: () => ({}) });
+      const ws = g('createWSClient')({ url: 'ws://127.0.0.1:' + wss.address().port, WebSocket });
+      const out = {};
+      try {
+        const batch = g('createTRPCClient')({ links: [g('httpBatchLink')({ url, transformer: superjson })] });
+        out.batch = await Promise.all([batch.hello.query({ name: 'kiln' }), batch.hello.query(), batch.add.mutate({ a: 1, b: 2 })]);
+        out.typed = await batch.typed.query({ when: new Date(Date.UTC(2020, 1, 2)), tags: new Set(['b', 'a']) });
+        try { await batch.add.mutate({ a: 'x' }); } catch (e) { out.badInput = [e.name, e.message, e.data?.code, e.data?.httpStatus, e instanceof g('TRPCClientError')]; }
+        try { await batch.typed.query({ when: 'nope', tags: new Set() }); } catch (e) { out.zodBad = [e.name, e.data?.code, e.data?.httpStatus, JSON.parse(e.message)[0]?.path]; }
+        try { await batch.boom.query(); } catch (e) { out.boom = [e.name, e.message, e.data?.code, e.data?.httpStatus]; }
+        const streaming = g('createTRPCClient')({ links: [g('httpBatchStreamLink')({ url, transformer: superjson })] });
+        out.stream = []; for await (const v of await streaming.stream.query()) out.stream.push(v);
+        const wc = g('createTRPCClient')({ links: [g('wsLink')({ client: ws, transformer: superjson })] });
+        out.ws = [await wc.hello.query({ name: 'ws' }), await wc.add.mutate({ a: 2, b: 3 })];
+        out.wsSub = await new Promise((resolve, reject) => { const seen = []; const u = wc.ticks.subscribe(undefined, { onData: (d) => { seen.push(d); if (seen.length === 3) { u.unsubscribe(); resolve(seen); } }, onError: reject }); setTimeout(() => reject(new Error('ws subscription timeout')), 5000); });
+        return out;
+      } finally { await ws.close(); handler.broadcastReconnectNotification(); wss.close(); server.close(); server.closeAllConnections?.(); }
+    },
+  }`,
 };
-const entryFile = join(pkgDir, typeof manifest.exports?.['.']?.import === 'object' ? manifest.exports['.'].import.default : manifest.module ?? manifest.exports?.['.']?.import ?? manifest.main);
+/** The ESM file `import()` of a subpath loads (conditions import → module → default, then module/main for `.`). */
+const esmOf = (man, dir, sub) => {
+  const exp = man.exports;
+  let v = exp && typeof exp === 'object' && !Array.isArray(exp) && Object.keys(exp).some((k) => k.startsWith('.')) ? exp[sub] : sub === '.' ? exp : undefined;
+  for (let i = 0; i < 4 && v && typeof v === 'object'; i++) v = v.import ?? v.module ?? v.node ?? v.default;
+  const rel = typeof v === 'string' ? v : sub === '.' ? man.module ?? man.main : undefined;
+  return rel ? pathToFileURL(join(dir, rel)).href : undefined;
+};
+/** Subpath → file URL of its ESM build, for every entry the representation at `rep` indexes. */
+const entryFilesOf = (man, dir, rep) => Object.fromEntries(rep.entries.map((e) => e.surface.slice(0, e.surface.indexOf('#'))).filter((v, i, a) => a.indexOf(v) === i).map((id) => {
+  const sub = id === man.name ? '.' : `.${id.slice(man.name.length)}`;
+  return [sub, esmOf(man, dir, sub)];
+}));
+const entryFiles = entryFilesOf(manifest, pkgDir, decoded);
+// The --build-first packages, represented after their build: a case reaches their exports with
+// peer(name, 'sub#export') — through their kiln.rep on the representation's side, import() on the other.
+const peers = buildFirst.flatMap(({ package: dep }) => {
+  const dir = join(checkout, dep);
+  const man = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+  const rep = representationPath(dir, man);
+  return existsSync(rep) ? [{ name: man.name, dir, rep, entries: entryFilesOf(man, dir, readRepresentation(readFileSync(rep))) }] : [];
+});
 const parityScript = join(work, 'parity.mjs');
 writeFileSync(
   parityScript,
   `import { createConsumer, openRepresentation } from ${JSON.stringify(pathToFileURL(RUNTIME).href)};
 import { isDeepStrictEqual } from 'node:util';
-const [file, pkgDir, entry, name] = process.argv.slice(2);
+import { createRequire } from 'node:module';
+const [file, pkgDir, entriesJson, name, peersJson] = process.argv.slice(2);
 const reader = openRepresentation(file);
 const c = createConsumer(reader, { requireFrom: pkgDir });
-const m = await import(entry);
+const entryFiles = JSON.parse(entriesJson); // subpath → file URL of its ESM build
+const mods = {};
+for (const [sub, url] of Object.entries(entryFiles)) mods[sub] = url ? await import(url) : {};
+const m = mods['.'] ?? {};
+// 'name' (the main entry) or 'sub/path#name' (the entry './sub/path')
+const split = (q) => (q.includes('#') ? ['./' + q.slice(0, q.indexOf('#')), q.slice(q.indexOf('#') + 1)] : ['.', q]);
+const jsOf = (q) => { const [sub, n] = split(q); return mods[sub]?.[n]; };
+const repOf = (q) => { const [sub, n] = split(q); return c.load(name + (sub === '.' ? '' : sub.slice(1)) + '#' + n); };
+const peerSides = { rep: {}, js: {} };
+const dirs = [pkgDir];
+for (const p of JSON.parse(peersJson ?? '[]')) {
+  dirs.push(p.dir);
+  const pc = createConsumer(openRepresentation(p.rep), { requireFrom: p.dir });
+  const pm = {};
+  for (const [sub, url] of Object.entries(p.entries)) pm[sub] = url ? await import(url) : {};
+  peerSides.rep[p.name] = (q) => { const [sub, n] = split(q); return pc.load(p.name + (sub === '.' ? '' : sub.slice(1)) + '#' + n); };
+  peerSides.js[p.name] = (q) => { const [sub, n] = split(q); return pm[sub]?.[n]; };
+}
+/** A package the cases use as input on both sides (zod, superjson, ws): required from the package or a peer. */
+const dep = (spec) => { for (const d of dirs) { try { return createRequire(d + '/package.json')(spec); } catch {} } throw new Error('no ' + spec + ' from ' + dirs.join(', ')); };
 const shape = (v, d = 0) => {
-  if (typeof v === 'function') return 'function/' + v.length + (/^class\\b/.test(Function.prototype.toString.call(v)) ? '/class' : '') + (d < 1 ? '[' + Object.getOwnPropertyNames(v.prototype ?? {}).sort().join(',') + ']' : '');
+  if (typeof v === 'function') return 'function ' + v.name + '/' + v.length + (/^class\\b/.test(Function.prototype.toString.call(v)) ? '/class' : '') + (d < 1 ? '[' + Object.getOwnPropertyNames(v.prototype ?? {}).sort().join(',') + ']' : '');
   if (v === null || typeof v !== 'object') return typeof v + ':' + String(v);
   return (Array.isArray(v) ? 'array' : Object.getPrototypeOf(v)?.constructor?.name) + '{' + Object.keys(v).sort().map((k) => k + ':' + shape(v[k], d + 1)).join(',') + '}';
 };
 const values = [];
 for (const e of reader.entries()) {
   if (!e.coverage.covered) continue;
+  const id = e.surface.slice(0, e.surface.indexOf('#'));
   const n = e.surface.slice(e.surface.indexOf('#') + 1);
+  const sub = id === name ? '.' : '.' + id.slice(name.length);
   let rep;
   try { rep = shape(c.load(e.surface)); } catch (x) { rep = 'REFUSED ' + x.message; }
-  const js = shape(m[n]);
-  values.push({ export: n, same: rep === js, ...(rep === js ? { shape: rep.slice(0, 120) } : { rep, js }) });
+  const js = shape(mods[sub]?.[n]);
+  values.push({ export: e.surface.slice(name.length), same: rep === js, ...(rep === js ? { shape: rep.slice(0, 120) } : { rep, js }) });
 }
 const cases = ${CASES[manifest.name] ?? '{}'};
 const calls = [];
 const settle = async (f) => { try { return { value: await f() }; } catch (e) { return { threw: e?.name + ': ' + e?.message }; } };
 for (const [label, f] of Object.entries(cases)) {
-  const prefix = name + '#';
-  const rep = await settle(() => f((n) => c.load(prefix + n)));
-  const js = await settle(() => f((n) => m[n]));
-  calls.push({ case: label, same: isDeepStrictEqual(rep, js), ...(isDeepStrictEqual(rep, js) ? { outcome: JSON.stringify(rep, (k, v) => (v instanceof Map ? [...v] : v))?.slice(0, 100) } : { rep: String(JSON.stringify(rep)).slice(0, 300), js: String(JSON.stringify(js)).slice(0, 300) }) });
+  const rep = await settle(() => f(repOf, (pkg, q) => peerSides.rep[pkg](q), dep));
+  const js = await settle(() => f(jsOf, (pkg, q) => peerSides.js[pkg](q), dep));
+  calls.push({ case: label, same: isDeepStrictEqual(rep, js), ...(isDeepStrictEqual(rep, js) ? { outcome: JSON.stringify(rep, (k, v) => (v instanceof Map ? [...v] : v))?.slice(0, 2000) } : { rep: String(JSON.stringify(rep)).slice(0, 300), js: String(JSON.stringify(js)).slice(0, 300) }) });
 }
 process.stdout.write(JSON.stringify({ values, calls }));
 process.exit(0); // a form's timers (throttles, devtools reconnect) would keep the process alive
 `,
 );
 say('parity');
-const parity = JSON.parse(run(process.execPath, [parityScript, file, pkgDir, pathToFileURL(entryFile).href, manifest.name], { cwd: work, env: kilnEnv }).out);
+const parity = JSON.parse(run(process.execPath, [parityScript, file, pkgDir, JSON.stringify(entryFiles), manifest.name, JSON.stringify(peers)], { cwd: work, env: kilnEnv }).out);
 
 // ---------------------------------------------------------------------------------------------
 // 5. kiln call through the CLI
@@ -229,9 +358,22 @@ const CLI_CALLS = {
     ['standardSchemaValidators', []],
     ['FormApi', [{ defaultValues: { a: 1 } }]],
   ],
+  '@trpc/server': [
+    ['http#getHTTPStatusCode', [[{ error: { code: -32004 } }]]],
+    ['unstable-core-do-not-import#getStatusCodeFromKey', ['NOT_FOUND']],
+    ['TRPCError', [{ code: 'NOT_FOUND', message: 'nope' }]],
+    ['initTRPC', []],
+    ['observable#isObservable', [{}]],
+  ],
+  '@trpc/client': [
+    ['TRPCClientError', ['boom']],
+    ['isTRPCClientError', [{}]],
+    ['links/httpLink#httpLink', [{ url: 'http://localhost/trpc' }]],
+  ],
 };
 const cliCalls = (CLI_CALLS[manifest.name] ?? []).map(([n, a]) => {
-  const r = run(process.execPath, [KILN, 'call', `${manifest.name}#${n}`, '--args', JSON.stringify(a), '--package', pkgDir, '--format', 'json'], { cwd: work, env: kilnEnv, allowFailure: true });
+  const target = n.includes('#') ? `${manifest.name}/${n}` : `${manifest.name}#${n}`; // 'sub#name': the entry './sub'
+  const r = run(process.execPath, [KILN, 'call', target, '--args', JSON.stringify(a), '--package', pkgDir, '--format', 'json'], { cwd: work, env: kilnEnv, allowFailure: true });
   let out;
   try {
     out = JSON.parse(r.out);
@@ -253,6 +395,7 @@ const summary = {
   packageManager: `${pm} ${pmVersion}`,
   installMs: Math.round(install.ms),
   buildMs: Math.round(build.ms),
+  buildFirst,
   buildScript: manifest.scripts?.build,
   representation: { file: relative(pkgDir, file), produceMs: Math.round(represent.ms), bytes: size, sameAsJsonBytes: sameAsJson, ratio: size / sameAsJson, entries: inspected.entries.length, covered: inspected.entries.filter((e) => e.covered).length, uncovered: reasons, payloads: produced.payloads, diagnostics: produced.diagnostics, missing: inspected.missing },
   parity,
@@ -282,7 +425,7 @@ const lines = [
   '',
   '| case | parity | outcome |',
   '| --- | --- | --- |',
-  ...parity.calls.map((c) => `| ${c.case} | ${ok(c.same)} | \`${(c.same ? c.outcome : `rep ${c.rep} / js ${c.js}`)?.replace(/\|/g, '\\|')}\` |`),
+  ...parity.calls.map((c) => `| ${c.case} | ${ok(c.same)} | \`${(c.same ? c.outcome?.slice(0, 160) : `rep ${c.rep} / js ${c.js}`)?.replace(/\|/g, '\\|')}\` |`),
   '',
   '### `kiln call` (CLI)',
   '',

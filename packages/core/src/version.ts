@@ -64,9 +64,13 @@ export const GRAPH_SCHEMA_VERSION = 1;
  * also writes the package's executable representation (`kiln.rep`, SPEC §7) into its outputs; a change
  * of what it holds for the same inputs (REPRESENTATION_FORMAT, the producer's payload bundling) is a
  * change of what the build writes, and bumps this too. 6 = the writer's deflate dictionary is the
- * payloads' own code (runtime/src/write.ts), so the same inputs give other kiln.rep bytes.
+ * payloads' own code (runtime/src/write.ts), so the same inputs give other kiln.rep bytes. 7 = the
+ * payloads keep the names esbuild's reprint gave a nested binding shadowing a top-level one
+ * (represent/bundle.ts restoreBindingNames: `class TRPCBuilder2` is `class TRPCBuilder` again), and
+ * a function or class rollup renamed in a chunk (`isFormData$1`) gets its `name` back (keepNames), and
+ * another package's type re-exported type-only is KILN_REP_UNCOVERED_TYPE_ONLY (was FOREIGN_DECLARATION).
  */
-export const KEY_SCHEMA = 6;
+export const KEY_SCHEMA = 7;
 
 /**
  * Layout of a memoised report entry in the store (view/report-memo.ts): written in each entry and

@@ -468,3 +468,140 @@ describe('produceRepresentation: 400 exports', () => {
     }
   });
 });
+
+describe('produceRepresentation: names of classes and functions', () => {
+  // The shape tsdown (rolldown) writes for every class of @trpc/server and @trpc/client (the second
+  // real-monorepo trial): `var TRPCBuilder = class TRPCBuilder { … }`, whose inner name shadows the
+  // top-level one. Reprinting the built module (canonicalModule) renamed the inner binding
+  // (`class TRPCBuilder2`), so `initTRPC.constructor.name` was 'TRPCBuilder2' through the
+  // representation and 'TRPCBuilder' through import(); a nested function shadowing a top-level one too.
+  it("keeps every class's and function's own name, as import() of the built JS has it", async () => {
+    const root = realpathSync(tempDir('rep-names'));
+    try {
+      await buildPackage(
+        root,
+        {
+          'src/builder.ts': [
+            'export const Builder = class Builder { static make(): Builder { return new Builder(); } tag(): string { return Builder.name; } };',
+            'export const initBuilder = new Builder();',
+            "function helper(): string { return 'top'; }",
+            "export function factory(): () => string { const helper = function helper(): string { return 'inner'; }; return helper; }",
+            'export function run(): string { return helper(); }',
+            'export class ClientError extends Error { static from(m: string): ClientError { const ClientError = class ClientError extends Error {}; return new ClientError(m); } }',
+          ].join('\n'),
+          'src/index.ts': "export * from './builder.js';\n",
+        },
+        { name: '@fx/names', version: '1.0.0', type: 'module', exports: { '.': './dist/index.js' } },
+      );
+      const { representation } = await produceRepresentation({ packageRoot: root, store: false, workers: 0 });
+      const built = (await import(pathToFileURL(join(root, 'dist/index.js')).href)) as Record<string, unknown>;
+      const load = loader(representation, root);
+      const names = (v: Record<string, unknown>) => {
+        const B = v.Builder as { name: string; make(): { constructor: { name: string }; tag(): string } };
+        const factory = v.factory as () => () => string;
+        const C = v.ClientError as { from(m: string): Error };
+        return [B.name, B.make().constructor.name, B.make().tag(), (v.initBuilder as object).constructor.name, factory().name, factory()(), (v.run as () => string)(), C.from('x').constructor.name];
+      };
+      const rep = names(Object.fromEntries(['Builder', 'initBuilder', 'factory', 'run', 'ClientError'].map((n) => [n, load(`@fx/names#${n}`)])));
+      expect(names(built)).toEqual(['Builder', 'Builder', 'Builder', 'Builder', 'helper', 'inner', 'top', 'ClientError']);
+      expect(rep).toEqual(names(built));
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  // @trpc/client: its httpLink and loggerLink chunks each declare a top-level `isFormData`; modules with
+  // effects at load, so one payload chunk holds both, and rollup's deconflicting wrote
+  // `function isFormData$1` — the export's name was 'isFormData$1' through the representation.
+  it('keeps the name of what two modules of one chunk both declare at top level', async () => {
+    const root = realpathSync(tempDir('rep-dup-names'));
+    try {
+      const mod = (tag: string, exported: boolean) =>
+        [
+          "import { loaded } from './loaded.js';",
+          `loaded.push('${tag}');`,
+          `${exported ? 'export ' : ''}function isFormData(v: unknown): boolean { return typeof v === 'object'; }`,
+          `${exported ? 'export ' : ''}class Codec { tag(): string { return '${tag}'; } }`,
+          `${exported ? 'export ' : ''}const toKey = (v: unknown): string => '${tag}:' + String(v);`,
+          `${exported ? 'export ' : ''}const Shape = class { static kind = '${tag}'; };`,
+          `export function ${tag}Uses(v: unknown): string { return [isFormData(v), new Codec().tag(), toKey(v), Shape.kind].join(); }`,
+        ].join('\n');
+      await buildPackage(
+        root,
+        {
+          'src/loaded.ts': 'export const loaded: string[] = [];\n',
+          'src/http.ts': mod('http', true),
+          'src/logger.ts': mod('logger', false),
+          'src/index.ts': "export * from './http.js';\nexport * from './logger.js';\nexport { loaded } from './loaded.js';\n",
+        },
+        { name: '@fx/dup', version: '1.0.0', type: 'module', exports: { '.': './dist/index.js' } },
+      );
+      const { representation } = await produceRepresentation({ packageRoot: root, store: false, workers: 0 });
+      const renamed = representation.payloads.filter((p) => /\b(isFormData|Codec|toKey|Shape)\$\d/.test(p.code));
+      expect(renamed.length, 'the fixture reproduces the rename: both modules in one chunk').toBeGreaterThan(0);
+      const built = (await import(pathToFileURL(join(root, 'dist/index.js')).href)) as Record<string, unknown>;
+      const load = loader(representation, root);
+      const exported = ['isFormData', 'Codec', 'toKey', 'Shape', 'httpUses', 'loggerUses', 'loaded'];
+      const observe = (v: Record<string, unknown>) => [
+        ...['isFormData', 'Codec', 'toKey', 'Shape'].map((n) => (v[n] as { name: string }).name),
+        new (v.Codec as new () => object)().constructor.name,
+        (v.httpUses as (x: unknown) => string)(new Map()),
+        (v.loggerUses as (x: unknown) => string)(1),
+        Object.getOwnPropertyDescriptor(v.isFormData as object, 'name'),
+        Object.getOwnPropertyDescriptor(v.Codec as object, 'name'),
+      ];
+      const rep = observe(Object.fromEntries(exported.map((n) => [n, load(`@fx/dup#${n}`)])));
+      expect(observe(built).slice(0, 5)).toEqual(['isFormData', 'Codec', 'toKey', 'Shape', 'Codec']);
+      expect(rep).toEqual(observe(built));
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("produceRepresentation: another package's types re-exported", () => {
+  // @trpc/server/adapters/next: `export type { NextApiHandler, … } from 'next'`; @trpc/client:
+  // `import type { Encoder } from '@trpc/server/adapters/ws'; export type { Encoder }`, re-exported again
+  // by two modules with `import type` + `export { type Encoder }`. Those were
+  // KILN_REP_UNCOVERED_FOREIGN_DECLARATION ("the declaring package's representation covers it"), but
+  // a type has no runtime value in any package: TYPE_ONLY. A value re-exported stays FOREIGN.
+  it('marks a type-only re-export of another package TYPE_ONLY and a value re-export FOREIGN_DECLARATION', async () => {
+    const root = realpathSync(tempDir('rep-foreign-types'));
+    try {
+      await buildPackage(
+        root,
+        {
+          'src/encoder.ts': "import type { Encoder } from 'dep';\nexport type { Encoder };\nexport const jsonEncoder = { encode: (v: unknown): string => JSON.stringify(v) };\n",
+          'src/client.ts': "import type { Encoder } from './encoder.js';\nimport { jsonEncoder } from './encoder.js';\nexport { jsonEncoder, type Encoder };\n",
+          'src/index.ts': [
+            "export type { Handler, Request as DepRequest } from 'dep';",
+            "export { twice } from 'dep';",
+            "export * from './client.js';",
+            "import { twice as t2 } from 'dep';",
+            'export { t2 as twiceAgain };',
+          ].join('\n'),
+          'node_modules/dep/package.json': JSON.stringify({ name: 'dep', version: '1.0.0', main: 'index.js', types: 'index.d.ts' }),
+          'node_modules/dep/index.js': 'exports.twice = (x) => x * 2;\n',
+          'node_modules/dep/index.d.ts': 'export declare function twice(x: number): number;\nexport type Handler = () => void;\nexport interface Request { url: string }\nexport interface Encoder { encode(v: unknown): string }\n',
+        },
+        { name: '@fx/ft', version: '1.0.0', type: 'module', exports: { '.': './dist/index.js' }, dependencies: { dep: '1.0.0' } },
+      );
+      const { representation, diagnostics } = await produceRepresentation({ packageRoot: root, store: false, workers: 0 });
+      const reasons = Object.fromEntries(representation.entries.map((e) => [e.surface.slice('@fx/ft#'.length), e.coverage.covered ? 'covered' : e.coverage.reason]));
+      expect(reasons).toEqual({
+        DepRequest: 'KILN_REP_UNCOVERED_TYPE_ONLY',
+        Encoder: 'KILN_REP_UNCOVERED_TYPE_ONLY',
+        Handler: 'KILN_REP_UNCOVERED_TYPE_ONLY',
+        jsonEncoder: 'covered',
+        twice: 'KILN_REP_UNCOVERED_FOREIGN_DECLARATION',
+        twiceAgain: 'KILN_REP_UNCOVERED_FOREIGN_DECLARATION',
+      });
+      const handler = representation.entries.find((e) => e.surface === '@fx/ft#Handler')!;
+      expect(handler.coverage.covered ? '' : handler.coverage.detail).toBe("'Handler' is a type re-exported from 'dep' by src/index.ts: no runtime value");
+      expect(handler.declaring).toBe('ext:dep#Handler');
+      expect(diagnostics).toEqual([]);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});

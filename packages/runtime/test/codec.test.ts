@@ -174,6 +174,17 @@ describe('refusals when reading', () => {
     expect(refusal(() => openRepresentation(join(dir, 'missing', 'kiln.rep'))).code).toBe('KILN_REP_NOT_FOUND');
   });
 
+  it("no file: the hint says where kiln.rep is written and how a package another tool built gets one", () => {
+    // The trpc trial: @trpc/server rebuilt by tsdown (which empties dist/) had no dist/kiln.rep, and the
+    // hint sent the reader to 'kiln.rep beside package.json' (it is beside the main entry's built JS,
+    // representationPath) with kiln's own build as the only way to get one.
+    const e = refusal(() => openRepresentation(join(dir, 'missing', 'dist', 'kiln.rep')));
+    expect(e.hint).toContain('kiln represent <package dir>');
+    expect(e.hint).toContain('built JavaScript of the main entry');
+    expect(e.hint).not.toContain('beside package.json');
+    expect(REP_HINTS.KILN_REP_NOT_A_REPRESENTATION).not.toContain('package.json');
+  });
+
   it('a directory: KILN_REP_UNREADABLE', () => {
     mkdirSync(join(dir, 'adir'));
     expect(refusal(() => openRepresentation(join(dir, 'adir'))).code).toBe('KILN_REP_UNREADABLE');

@@ -558,7 +558,7 @@ export const CODES = {
     title: 'The file is not a kiln representation',
     meaning:
       'Its first bytes are not the representation\'s magic, so nothing else in it was read or trusted.',
-    hint: 'Point the consumer at the kiln.rep file beside the package\'s package.json; a package built without kiln has none.',
+    hint: 'Point the consumer at the kiln.rep file beside the built JavaScript of the package\'s main entry (`representationPath`); a package built without kiln has none.',
   },
   KILN_REP_NOT_CALLABLE: {
     severity: 'error',
@@ -574,7 +574,7 @@ export const CODES = {
     title: 'The package has no representation',
     meaning:
       'There is no kiln.rep where one was looked for, so a route that needs a representation cannot execute the package\'s exports. The package itself stays valid for routes that import it.',
-    hint: 'Build the package with kiln (its build writes kiln.rep beside package.json) or install a version published with one; a route that does not need a representation can import the package instead.',
+    hint: 'Build the package with kiln (its build writes kiln.rep beside the built JavaScript of the main entry), or run `kiln represent <package dir>` after the package\'s own build tool; or install a version published with one. A route that does not need a representation can import the package instead.',
   },
   KILN_REP_NO_SUCH_EXPORT: {
     severity: 'error',
@@ -685,7 +685,7 @@ export const CODES = {
     outcome: 'unaffected',
     title: 'An export has no runtime value',
     meaning:
-      'It is an interface, a type alias or an ambient (declare) declaration: the built JavaScript does not export it, so there is nothing to execute. It is listed as uncovered by design.',
+      'It is an interface, a type alias or an ambient (declare) declaration — of this package, or another package\'s type re-exported type-only (`export type { X } from \'pkg\'`): the built JavaScript does not export it, so there is nothing to execute. It is listed as uncovered by design.',
     hint: 'Nothing to do: types are read from the declaration files, not from the representation.',
   },
   KILN_REP_UNREADABLE: {

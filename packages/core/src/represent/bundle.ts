@@ -168,7 +168,7 @@ export async function bundlePayloads(packageRoot: string, requests: BundleReques
 
   const names = [...byName.keys()].sort();
   const { rollup } = await tools();
-  const a = await rollup({ input: Object.fromEntries(names.map((n) => [n, VIRTUAL + n])), plugins: [virtual(true), analysis], external, treeshake, preserveEntrySignatures: 'strict', onLog });
+  const a = await rollup({ input: Object.fromEntries(names.map((n) => [n, VIRTUAL + n])), plugins: [virtual(true), analysis, keepNames], external, treeshake, preserveEntrySignatures: 'strict', onLog });
   let aOut: Awaited<ReturnType<typeof a.generate>>['output'];
   try {
     ({ output: aOut } = await a.generate({ format: 'es', entryFileNames: '[name].js', chunkFileNames: '[name]-[hash].js' }));
@@ -222,7 +222,7 @@ export async function bundlePayloads(packageRoot: string, requests: BundleReques
   let b = a;
   if (keep.length !== names.length) {
     await a.close();
-    b = await rollup({ input: Object.fromEntries(keep.map((n) => [n, VIRTUAL + n])), plugins: [virtual(false)], external, treeshake, preserveEntrySignatures: 'strict', onLog });
+    b = await rollup({ input: Object.fromEntries(keep.map((n) => [n, VIRTUAL + n])), plugins: [virtual(false), keepNames], external, treeshake, preserveEntrySignatures: 'strict', onLog });
   }
   let output: Awaited<ReturnType<typeof b.generate>>['output'];
   try {
@@ -264,6 +264,92 @@ export async function bundlePayloads(packageRoot: string, requests: BundleReques
     result.covered.set(byName.get(n)!.key, { payload: index.get(at.file)!, export: at.exported });
   }
   return result;
+}
+
+/**
+ * Names rollup's deconflicting changed, given back (CommonJS payloads only): two modules of one chunk
+ * that each declare a top-level `isFormData` (@trpc/client's httpLink and loggerLink chunks) get
+ * `function isFormData$1`, so the export's `name` was 'isFormData$1' through the representation and
+ * 'isFormData' through import(). A top-level function or class declaration, or a variable whose
+ * initializer takes its name from it (an anonymous function, arrow or class), named `<name>$<n>` where
+ * `<name>` is a top-level name of one of the chunk's modules and `<name>$<n>` is not, gets
+ * `Object.defineProperty(<binding>, 'name', { value: '<name>' })` — the one attribute the language sets
+ * differently; writable, enumerable and configurable stay as they were. A function's right after the
+ * directive prologue (it is hoisted: defined before any other code runs), the others right after their
+ * statement. A class with a static `name` member of its own is left alone (that member is its name).
+ */
+const keepNames: Plugin = {
+  name: 'kiln-rep-names',
+  renderChunk(code, chunk, options) {
+    if (options.format !== 'cjs') return null;
+    const declared = new Set<string>();
+    for (const id of chunk.moduleIds) {
+      const ast = this.getModuleInfo(id)?.ast as unknown as Node | null | undefined;
+      if (ast) for (const n of topLevelNames(ast)) declared.add(n);
+    }
+    const fixed = restoreRenamedNames(code, declared);
+    return fixed === code ? null : { code: fixed, map: null };
+  },
+};
+
+/** The names a module's top-level statements declare (functions, classes, variables; exported or not). */
+function topLevelNames(program: Node): string[] {
+  const out: string[] = [];
+  for (let st of program.body as Node[]) {
+    if ((st.type === 'ExportNamedDeclaration' || st.type === 'ExportDefaultDeclaration') && st.declaration) st = st.declaration as Node;
+    if ((st.type === 'FunctionDeclaration' || st.type === 'ClassDeclaration') && st.id) out.push((st.id as Node).name as string);
+    if (st.type === 'VariableDeclaration') for (const d of st.declarations as Node[]) if ((d.id as Node).type === 'Identifier') out.push((d.id as Node).name as string);
+  }
+  return out;
+}
+
+/** `code` (a rendered CommonJS chunk) with the `name` of what rollup renamed set back (see keepNames). */
+export function restoreRenamedNames(code: string, declared: ReadonlySet<string>): string {
+  if (!code.includes('$')) return code;
+  let body: Node[];
+  try {
+    body = parseAst(code).body as unknown as Node[];
+  } catch {
+    return code;
+  }
+  const original = (n: string): string | undefined => {
+    const m = /^(.+)\$\d+$/.exec(n);
+    return m && declared.has(m[1]!) && !declared.has(n) ? m[1] : undefined;
+  };
+  const fix = (binding: string, name: string) => `Object.defineProperty(${binding}, 'name', { value: ${JSON.stringify(name)} });`;
+  const ownStaticName = (cls: Node) => ((cls.body as Node).body as Node[]).some((m) => m.static && !m.computed && (((m.key as Node)?.name ?? (m.key as Node)?.value) === 'name'));
+  const hoisted: string[] = [];
+  const after: { at: number; text: string }[] = [];
+  let prologueEnd = 0;
+  for (const st of body) {
+    if (st.type === 'ExpressionStatement' && typeof st.directive === 'string') {
+      prologueEnd = st.end as number;
+      continue;
+    }
+    if (st.type === 'FunctionDeclaration' && st.id) {
+      const n = (st.id as Node).name as string;
+      const was = original(n);
+      if (was) hoisted.push(fix(n, was));
+    } else if (st.type === 'ClassDeclaration' && st.id) {
+      const n = (st.id as Node).name as string;
+      const was = original(n);
+      if (was && !ownStaticName(st)) after.push({ at: st.end as number, text: fix(n, was) });
+    } else if (st.type === 'VariableDeclaration') {
+      for (const d of st.declarations as Node[]) {
+        const id = d.id as Node;
+        const init = d.init as Node | null;
+        if (id.type !== 'Identifier' || !init) continue;
+        const anonymous = (init.type === 'ArrowFunctionExpression' || init.type === 'FunctionExpression' || init.type === 'ClassExpression') && !init.id;
+        const was = original(id.name as string);
+        if (was && anonymous && !(init.type === 'ClassExpression' && ownStaticName(init))) after.push({ at: st.end as number, text: fix(id.name as string, was) });
+      }
+    }
+  }
+  if (!hoisted.length && !after.length) return code;
+  let text = code;
+  for (const e of after.sort((a, b) => b.at - a.at)) text = `${text.slice(0, e.at)}\n${e.text}${text.slice(e.at)}`;
+  if (hoisted.length) text = `${text.slice(0, prologueEnd)}\n${hoisted.join('\n')}${text.slice(prologueEnd)}`;
+  return text;
 }
 
 /** Whether a dependency's manifest declares `"sideEffects": false` (an unreadable one does not). */
@@ -411,7 +497,8 @@ function scanModule(program: Node, report: (reason: BundleReason, what: string) 
  * clause) and its top-level function declarations moved after every other statement, sorted by name
  * (stable: same-named declarations keep their order, the last still wins). Function declarations are
  * hoisted, so where they stand is not observable. Input esbuild cannot parse is returned as it is
- * (rollup then reports it).
+ * (rollup then reports it). Every binding keeps its own name (restoreBindingNames): esbuild renames a
+ * nested binding that shadows a top-level one, which a function's or class's `name` shows.
  */
 export async function canonicalModule(code: string): Promise<string> {
   let printed: string;
@@ -420,6 +507,7 @@ export async function canonicalModule(code: string): Promise<string> {
   } catch {
     return code;
   }
+  printed = restoreBindingNames(code, printed);
   let body: { type: string; start: number; end: number; id?: { name?: string } | null }[];
   try {
     body = parseAst(printed).body as unknown as typeof body;
@@ -433,4 +521,136 @@ export async function canonicalModule(code: string): Promise<string> {
   const sorted = [...fns].sort((a, b) => (a.id!.name! < b.id!.name! ? -1 : a.id!.name! > b.id!.name! ? 1 : 0));
   // Statements only (esbuild keeps legal comments inline with the code they precede; dropped between).
   return `${[...rest.map(text), ...sorted.map(text)].join('\n')}\n`;
+}
+
+/** A binding identifier's name and range, in source order. */
+type Binding = { name: string; start: number; end: number };
+
+/** The binding identifiers of a program (declarations, parameters, catch parameters, imports), in source order. */
+function bindingIdentifiers(program: Node): Binding[] {
+  const out: Binding[] = [];
+  const pattern = (p: Node | null | undefined): void => {
+    if (!p) return;
+    if (p.type === 'Identifier') out.push({ name: p.name as string, start: p.start as number, end: p.end as number });
+    else if (p.type === 'ObjectPattern') for (const q of p.properties as Node[]) pattern(q.type === 'RestElement' ? (q.argument as Node) : (q.value as Node));
+    else if (p.type === 'ArrayPattern') for (const q of p.elements as (Node | null)[]) pattern(q);
+    else if (p.type === 'AssignmentPattern') pattern(p.left as Node);
+    else if (p.type === 'RestElement') pattern(p.argument as Node);
+  };
+  const visit = (node: Node): void => {
+    switch (node.type) {
+      case 'VariableDeclarator':
+        pattern(node.id as Node);
+        break;
+      case 'FunctionDeclaration':
+      case 'FunctionExpression':
+      case 'ArrowFunctionExpression':
+        pattern(node.id as Node | null);
+        for (const q of node.params as Node[]) pattern(q);
+        break;
+      case 'ClassDeclaration':
+      case 'ClassExpression':
+        pattern(node.id as Node | null);
+        break;
+      case 'CatchClause':
+        pattern(node.param as Node | null);
+        break;
+      case 'ImportSpecifier':
+      case 'ImportDefaultSpecifier':
+      case 'ImportNamespaceSpecifier':
+        pattern(node.local as Node);
+        break;
+    }
+    for (const [k, v] of Object.entries(node)) {
+      if (k === 'type' || k === 'start' || k === 'end') continue;
+      if (Array.isArray(v)) for (const c of v) if (c && typeof c === 'object' && typeof (c as Node).type === 'string') visit(c as Node);
+      if (v && typeof v === 'object' && !Array.isArray(v) && typeof (v as Node).type === 'string') visit(v as Node);
+    }
+  };
+  visit(program);
+  return out.sort((a, b) => a.start - b.start);
+}
+
+/**
+ * `printed` (esbuild's reprint of `original`) with every binding named as in `original`. esbuild's
+ * renamer gives a nested binding that shadows a top-level name a numbered name
+ * (`var B = class B { … }` → `var B = class B2 { … }`; a nested `function helper` → `helper2`), and
+ * a class's or function's `name` is observable: `new B().constructor.name` was 'B2' through the
+ * representation, 'B' through import() (tsdown's output for every class of @trpc/server and
+ * @trpc/client). The reprint keeps the declarations in order, so the binding identifiers of both pair
+ * up one to one; a printed name paired with another original one is esbuild's, and is renamed back
+ * at each identifier that is a binding or a reference (never a property key, member name, label or
+ * module export/import name). The original code had these names in the same scopes, so the result
+ * binds exactly as the original did. Unchanged when the pairing is not exact: the binding lists differ
+ * in length, a pair differs other than by esbuild's numeric suffix, a printed name is paired with two
+ * original names, or a renamed name occurs anywhere in the original.
+ */
+export function restoreBindingNames(original: string, printed: string): string {
+  // Quick path (most modules): esbuild's renames are words of the reprint ending in a number that are
+  // no word of the original; none, nothing to parse. (A renamed name the original spells only inside a
+  // string or comment takes this path too: the name stays esbuild's, the binding is still correct.)
+  const words = new Set(original.match(/[A-Za-z_$][\w$]*/g) ?? []);
+  if (!(printed.match(/[A-Za-z_$][\w$]*\d(?![\w$])/g) ?? []).some((w) => !words.has(w))) return printed;
+  let p: Node;
+  try {
+    p = parseAst(printed) as unknown as Node;
+  } catch {
+    return printed;
+  }
+  const after = bindingIdentifiers(p);
+  if (!after.some((b) => /\d$/.test(b.name))) return printed; // esbuild's renames end in a number
+  let o: Node;
+  try {
+    o = parseAst(original) as unknown as Node;
+  } catch {
+    return printed;
+  }
+  const before = bindingIdentifiers(o);
+  if (before.length !== after.length) return printed;
+  const back = new Map<string, string>(); // printed name → original name
+  for (let i = 0; i < before.length; i++) {
+    const was = before[i]!.name;
+    const now = after[i]!.name;
+    if (back.has(now) && back.get(now) !== was) return printed;
+    back.set(now, was);
+    if (now !== was && !(now.startsWith(was) && /^\d+$/.test(now.slice(was.length)))) return printed;
+  }
+  for (const [now, was] of back) if (now === was) back.delete(now);
+  if (!back.size) return printed;
+  // A renamed name must be esbuild's own: absent from the original (else a global or a property may share it).
+  const used = new Set<string>();
+  const collect = (node: Node): void => {
+    if (node.type === 'Identifier') used.add(node.name as string);
+    for (const [k, v] of Object.entries(node)) {
+      if (k === 'type' || k === 'start' || k === 'end') continue;
+      if (Array.isArray(v)) for (const c of v) if (c && typeof c === 'object' && typeof (c as Node).type === 'string') collect(c as Node);
+      if (v && typeof v === 'object' && !Array.isArray(v) && typeof (v as Node).type === 'string') collect(v as Node);
+    }
+  };
+  collect(o);
+  for (const now of back.keys()) if (used.has(now)) return printed;
+  // The identifiers to rename: every one named so, except names that are not bindings or references.
+  const edits: { start: number; end: number; name: string }[] = [];
+  const notVariable = new Set<unknown>();
+  const visit = (node: Node): void => {
+    if (node.type === 'MemberExpression' && !node.computed) notVariable.add(node.property);
+    if ((node.type === 'Property' || node.type === 'MethodDefinition' || node.type === 'PropertyDefinition') && !node.computed && !node.shorthand) notVariable.add(node.key);
+    if (node.type === 'LabeledStatement' || node.type === 'BreakStatement' || node.type === 'ContinueStatement') notVariable.add(node.label);
+    if (node.type === 'ExportSpecifier') notVariable.add(node.exported);
+    if (node.type === 'ImportSpecifier') notVariable.add(node.imported);
+    if (node.type === 'MetaProperty') {
+      notVariable.add(node.meta);
+      notVariable.add(node.property);
+    }
+    if (node.type === 'Identifier' && !notVariable.has(node) && back.has(node.name as string)) edits.push({ start: node.start as number, end: node.end as number, name: back.get(node.name as string)! });
+    for (const [k, v] of Object.entries(node)) {
+      if (k === 'type' || k === 'start' || k === 'end') continue;
+      if (Array.isArray(v)) for (const c of v) if (c && typeof c === 'object' && typeof (c as Node).type === 'string') visit(c as Node);
+      if (v && typeof v === 'object' && !Array.isArray(v) && typeof (v as Node).type === 'string') visit(v as Node);
+    }
+  };
+  visit(p);
+  let text = printed;
+  for (const e of edits.sort((a, b) => b.start - a.start)) text = text.slice(0, e.start) + e.name + text.slice(e.end);
+  return text;
 }

@@ -67,7 +67,11 @@ export async function produceRepresentation(opts: ProduceOptions): Promise<Produ
   for (const item of surface.items) {
     const d = item.declaring;
     if (!d) {
-      coverage.set(item.surface, uncovered('KILN_REP_UNCOVERED_FOREIGN_DECLARATION', `'${item.name}' is re-exported from ${item.foreign!.map((p) => `'${p}'`).join(', ')} by ${item.entrySource}`));
+      const from = item.foreign!.map((p) => `'${p}'`).join(', ');
+      // Another package's type (`export type { X } from 'pkg'`): no runtime value anywhere, so not the
+      // declaring package's to cover either.
+      if (item.foreignTypeOnly) coverage.set(item.surface, uncovered('KILN_REP_UNCOVERED_TYPE_ONLY', `'${item.name}' is a type re-exported from ${from} by ${item.entrySource}: no runtime value`));
+      else coverage.set(item.surface, uncovered('KILN_REP_UNCOVERED_FOREIGN_DECLARATION', `'${item.name}' is re-exported from ${from} by ${item.entrySource}`));
       continue;
     }
     if (d.typeOnly) {

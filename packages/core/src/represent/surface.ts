@@ -58,6 +58,8 @@ export interface SurfaceItem {
   declaring?: SurfaceDeclaring;
   /** Re-exported from these packages (declared there): set exactly when `declaring` is not. */
   foreign?: string[];
+  /** With `foreign`: every path re-exporting it is type-only (`export type { X } from 'pkg'`). */
+  foreignTypeOnly?: boolean;
   /** Package-relative source file of the entry (for details). */
   entrySource: string;
 }
@@ -115,7 +117,7 @@ export async function readPublicSurface(packageRoot: string, options: SurfaceOpt
     }
     for (const [name, pkgs] of table.external) {
       if (table.names.has(name)) continue;
-      items.push({ surface: surfaceKey({ package: pkg.name, entry, name }), entry, name, entrySource, foreign: [...pkgs].sort() });
+      items.push({ surface: surfaceKey({ package: pkg.name, entry, name }), entry, name, entrySource, foreign: [...pkgs].sort(), ...(table.externalValue.has(name) ? {} : { foreignTypeOnly: true }) });
     }
     if (table.starExternal.size) starForeign.push({ entry, packages: [...table.starExternal].sort(), entrySource });
   }

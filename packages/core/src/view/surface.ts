@@ -20,6 +20,12 @@ export interface ExportTable {
   names: Map<string, Target[]>;
   /** Exported name → packages it is re-exported from (`export { x } from 'pkg'`). */
   external: Map<string, Set<string>>;
+  /**
+   * The names of `external` reached through at least one path that is not type-only (`import type`,
+   * `export type … from`, a `type` binding): a name of `external` not here is only another package's
+   * type (`export type { NextApiHandler } from 'next'`), with no runtime value in this package.
+   */
+  externalValue: Set<string>;
   /** Packages re-exported wholesale (`export * from 'pkg'`): any name may come from them. */
   starExternal: Set<string>;
   /** Relative re-exports that resolve to no file of the package. */
@@ -65,7 +71,7 @@ export class ModuleExports {
   exportsOf(file: string, visiting = new Set<string>()): ExportTable {
     const cached = this.memo.get(file);
     if (cached) return cached;
-    const out: ExportTable = { names: new Map(), external: new Map(), starExternal: new Set(), unresolved: new Set() };
+    const out: ExportTable = { names: new Map(), external: new Map(), externalValue: new Set(), starExternal: new Set(), unresolved: new Set() };
     const slice = this.slices.get(file);
     if (!slice || visiting.has(file)) return out;
     visiting.add(file);
@@ -75,10 +81,11 @@ export class ModuleExports {
       for (const t of targets) if (!list.some((x) => x.file === t.file && x.decl === t.decl)) list.push(t);
       out.names.set(name, list);
     };
-    const addExternal = (name: string, pkg: string) => {
+    const addExternal = (name: string, pkg: string, value: boolean) => {
       const set = out.external.get(name) ?? new Set<string>();
       set.add(pkg);
       out.external.set(name, set);
+      if (value) out.externalValue.add(name);
     };
     const topLevelByName = (name: string): Target[] =>
       slice.decls.flatMap((d, i) => (d.parent === -1 && d.name === name ? [{ file, decl: i }] : []));
@@ -94,8 +101,9 @@ export class ModuleExports {
       for (const imp of slice.imports) {
         const b = imp.bindings.find((x) => x.local === ex.local);
         if (!b) continue;
+        const value = !imp.typeOnly && !b.typeOnly;
         if (!isRelative(imp.specifier)) {
-          addExternal(ex.exported, packageOfSpecifier(imp.specifier));
+          addExternal(ex.exported, packageOfSpecifier(imp.specifier), value);
           continue;
         }
         const target = this.resolve(file, imp.specifier);
@@ -109,7 +117,7 @@ export class ModuleExports {
           for (const ts of theirs.names.values()) add(ex.exported, ts);
         } else {
           add(ex.exported, theirs.names.get(b.imported) ?? []);
-          for (const p of theirs.external.get(b.imported) ?? []) addExternal(ex.exported, p);
+          for (const p of theirs.external.get(b.imported) ?? []) addExternal(ex.exported, p, value && theirs.externalValue.has(b.imported));
         }
       }
     }
@@ -117,7 +125,7 @@ export class ModuleExports {
       if (!isRelative(re.specifier)) {
         const pkg = packageOfSpecifier(re.specifier);
         if (re.names === '*') out.starExternal.add(pkg);
-        else for (const n of re.names) addExternal(n.exported, pkg);
+        else for (const n of re.names) addExternal(n.exported, pkg, !re.typeOnly);
         continue;
       }
       const target = this.resolve(file, re.specifier);
@@ -129,7 +137,7 @@ export class ModuleExports {
       for (const u of theirs.unresolved) out.unresolved.add(u);
       if (re.names === '*') {
         for (const [name, ts] of theirs.names) if (name !== 'default' && !out.names.has(name)) add(name, ts);
-        for (const [name, ps] of theirs.external) if (name !== 'default') for (const p of ps) addExternal(name, p);
+        for (const [name, ps] of theirs.external) if (name !== 'default') for (const p of ps) addExternal(name, p, !re.typeOnly && theirs.externalValue.has(name));
         for (const p of theirs.starExternal) out.starExternal.add(p);
       } else {
         for (const n of re.names) {
@@ -138,7 +146,7 @@ export class ModuleExports {
             continue;
           }
           add(n.exported, theirs.names.get(n.imported) ?? []);
-          for (const p of theirs.external.get(n.imported) ?? []) addExternal(n.exported, p);
+          for (const p of theirs.external.get(n.imported) ?? []) addExternal(n.exported, p, !re.typeOnly && theirs.externalValue.has(n.imported));
         }
       }
     }
