@@ -6,7 +6,9 @@
  * semantic hit of the build, whose outputs Nx restores unchanged) is a hit of the pack too, while a
  * `version` bump is not:
  *   - the whole manifest (`{projectRoot}/package.json`: name, version, files, dependencies all land in
- *     the tarball) and `.npmignore`;
+ *     the tarball) and npm's ignore files: `.npmignore` and `.gitignore` in the package (any folder of
+ *     it) and in the workspace root and every folder between (npm applies a workspace's ignore files
+ *     from the root down: a root `dist` line leaves the build out of a package without `files`);
  *   - the files npm always adds from the package root (README, LICENSE/LICENCE, COPYING: the ones
  *     present when the graph was built, plus their usual spellings);
  *   - the build's outputs, by content (`dependentTasksOutputFiles` of the non-transitive dependency on
@@ -36,6 +38,14 @@ export function packOutput(): string {
 /** The target's inputs, given the manifest and the build's output directory (project-relative, POSIX). */
 export function packInputs(workspaceRoot: string, root: string, manifest: Record<string, unknown>, buildOutDir: string): TargetConfiguration['inputs'] {
   const inputs: NonNullable<TargetConfiguration['inputs']> = ['{projectRoot}/package.json', '{projectRoot}/.npmignore'];
+  // npm's ignore files, wherever npm reads them for this package: its own folders, then the workspace root
+  // and every folder down to it.
+  inputs.push('{projectRoot}/**/.npmignore', '{projectRoot}/**/.gitignore');
+  const parts = posix.normalize(root.split('\\').join('/')).split('/').filter((x) => x && x !== '.');
+  for (let i = 0; i < parts.length; i++) {
+    const dir = parts.slice(0, i).join('/');
+    for (const f of ['.npmignore', '.gitignore']) inputs.push(dir ? `{workspaceRoot}/${dir}/${f}` : `{workspaceRoot}/${f}`);
+  }
   const always = new Set(['{projectRoot}/README*', '{projectRoot}/LICENSE*', '{projectRoot}/LICENCE*']);
   try {
     for (const f of readdirSync(join(workspaceRoot, root))) if (ALWAYS.test(f)) always.add(`{projectRoot}/${f}`);

@@ -110,6 +110,23 @@ describe('packPackage (real npm pack)', () => {
     expect(existsSync(out()) ? readdirSync(out()) : []).toEqual([]);
   });
 
+  it('without `files`, npm\'s ignore rules decide: a .gitignore `dist` line is named as such, an .npmignore as its own', async () => {
+    write('package.json', JSON.stringify({ name: '@t/p', version: '1.2.3', type: 'module', exports: { '.': { types: './dist/index.d.ts', default: './dist/index.js' } } }));
+    write('.gitignore', 'dist\n');
+    try {
+      const r = await packPackage({ packageRoot: pkg(), outDir: out() });
+      expect(r.success).toBe(false);
+      expect(r.diagnostics.map((d) => d.code)).toEqual(Array(4).fill('KILN_PACK_INCOMPLETE'));
+      expect(r.diagnostics[0]!.message).toBe('@t/p@1.2.3: npm\'s ignore rules (no "files", no .npmignore: the .gitignore files of the package and the workspace apply) leaves dist/index.d.ts (exports["."]["types"]) out of the tarball');
+      write('.npmignore', 'dist/kiln.rep\n');
+      const n = await packPackage({ packageRoot: pkg(), outDir: out() });
+      expect(n.diagnostics.map((d) => d.message)).toEqual(["@t/p@1.2.3: its .npmignore leaves dist/kiln.rep (the package's executable representation) out of the tarball"]);
+    } finally {
+      await rm(join(pkg(), '.gitignore'), { force: true });
+      await rm(join(pkg(), '.npmignore'), { force: true });
+    }
+  });
+
   it('refuses a package whose representation or entries are not built (KILN_PACK_NOT_BUILT), unless representation: false', async () => {
     manifest(['dist']);
     await rm(join(pkg(), 'dist/kiln.rep'));

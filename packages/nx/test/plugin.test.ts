@@ -126,7 +126,7 @@ describe('createNodesV2', () => {
     expect(t.pack!.dependsOn).toEqual(['compile']);
   });
 
-  it('infers a pack target where kiln builds (with addBuildTargets, or addPackTargets), keyed by the manifest, what `files` adds and the build outputs', async () => {
+  it('infers a pack target where kiln builds (with addBuildTargets, or addPackTargets), keyed by the manifest, npm\'s ignore files from the workspace root down, what `files` adds and the build outputs', async () => {
     const [, fn] = createNodesV2;
     const c = { workspaceRoot: bare, nxJsonConfiguration: {} } as never;
     const f = join(bare, 'libs/left/package.json');
@@ -136,7 +136,7 @@ describe('createNodesV2', () => {
       const whole = new Map(await fn(files, { addBuildTargets: true }, c)).get('libs/left/package.json')!.projects!['libs/left']!.targets!;
       expect(whole.pack).toEqual({
         executor: '@kiln/nx:pack',
-        inputs: ['{projectRoot}/package.json', '{projectRoot}/.npmignore', '{projectRoot}/LICENCE*', '{projectRoot}/LICENSE*', '{projectRoot}/README*', '{projectRoot}/**/*', { dependentTasksOutputFiles: '**/*', transitive: false }, { externalDependencies: [] }],
+        inputs: ['{projectRoot}/package.json', '{projectRoot}/.npmignore', '{projectRoot}/**/.npmignore', '{projectRoot}/**/.gitignore', '{workspaceRoot}/.npmignore', '{workspaceRoot}/.gitignore', '{workspaceRoot}/libs/.npmignore', '{workspaceRoot}/libs/.gitignore', '{projectRoot}/LICENCE*', '{projectRoot}/LICENSE*', '{projectRoot}/README*', '{projectRoot}/**/*', { dependentTasksOutputFiles: '**/*', transitive: false }, { externalDependencies: [] }],
         outputs: ['{workspaceRoot}/dist/packs/{projectRoot}'],
         dependsOn: ['build'],
         cache: true,
@@ -150,6 +150,12 @@ describe('createNodesV2', () => {
       expect(listed.pack!.inputs).toEqual([
         '{projectRoot}/package.json',
         '{projectRoot}/.npmignore',
+        '{projectRoot}/**/.npmignore',
+        '{projectRoot}/**/.gitignore',
+        '{workspaceRoot}/.npmignore',
+        '{workspaceRoot}/.gitignore',
+        '{workspaceRoot}/libs/.npmignore',
+        '{workspaceRoot}/libs/.gitignore',
         '{projectRoot}/LICENCE*',
         '{projectRoot}/LICENSE*',
         '{projectRoot}/README*',

@@ -495,8 +495,8 @@ export const CODES = {
     outcome: 'refused',
     title: 'The tarball would leave out part of what the build produced',
     meaning:
-      'The manifest\'s `files` (or an .npmignore) excludes a file the published package needs: an entry the manifest names, the executable representation (kiln.rep), a declaration file or a source map beside the built JavaScript. Publishing it would ship a package that consumers cannot call through its representation or debug. The tarball was not written.',
-    hint: 'Widen `files` to the build\'s output directory (e.g. "dist" instead of "dist/*.js"), or remove the .npmignore rule that excludes it; `npm pack --dry-run` lists what npm would publish.',
+      'The manifest\'s `files` (or, without `files`, npm\'s ignore files: the package\'s .npmignore, or where there is none the .gitignore files of the package and of the workspace above it — a `dist` line there excludes the build) excludes a file the published package needs: an entry the manifest names, the executable representation (kiln.rep), a declaration file or a source map beside the built JavaScript. Publishing it would ship a package that consumers cannot call through its representation or debug. The tarball was not written.',
+    hint: 'Widen `files` to the build\'s output directory (e.g. "dist" instead of "dist/*.js"), or add `"files": ["dist"]` where the manifest has none (a .gitignore that ignores dist then no longer applies), or remove the .npmignore rule that excludes it; `npm pack --dry-run` lists what npm would publish.',
   },
   KILN_PACK_NOT_BUILT: {
     severity: 'error',

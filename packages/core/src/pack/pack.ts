@@ -228,7 +228,13 @@ export async function packPackage(options: PackOptions): Promise<PackResult> {
     const inTarball = new Set(packed.files.map((f) => f.path));
     const left = requiredPackFiles(packageRoot, manifest, [...inTarball], representation).filter((q) => !inTarball.has(q.path));
     if (left.length) {
-      const files = Array.isArray(manifest.files) ? `"files": ${JSON.stringify(manifest.files)}` : 'its .npmignore';
+      // Without `files`, npm applies the package's .npmignore or, where it has none, the .gitignore files
+      // (the package's and, in a workspace, those above it: a root `dist` line excludes every build).
+      const files = Array.isArray(manifest.files)
+        ? `"files": ${JSON.stringify(manifest.files)}`
+        : existsSync(join(packageRoot, '.npmignore'))
+          ? 'its .npmignore'
+          : 'npm\'s ignore rules (no "files", no .npmignore: the .gitignore files of the package and the workspace apply)';
       return {
         success: false,
         diagnostics: left.map((q) => diagnostic('KILN_PACK_INCOMPLETE', `${label}: ${files} leaves ${q.path} (${q.why}) out of the tarball`, where)),
