@@ -39,7 +39,8 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { join, relative, sep } from 'node:path';
+import { lstat, readdir, realpath } from 'node:fs/promises';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { OutputChunk, Plugin, RollupLog } from 'rollup';
 import { findPackageDir, packageNameOf, type RepPayload } from '@kiln/runtime';
 
@@ -124,6 +125,7 @@ export async function bundlePayloads(packageRoot: string, requests: BundleReques
       return null;
     },
   };
+  const packageFiles = fileResolver();
   const virtual = (analysing: boolean): Plugin => ({
     name: 'kiln-rep-entries',
     resolveId(source, importer) {
@@ -132,6 +134,9 @@ export async function bundlePayloads(packageRoot: string, requests: BundleReques
         flag(importer, 'KILN_REP_UNCOVERED_NATIVE_ADDON', `import of ${source}`);
         return { id: source, external: true };
       }
+      // A file of the package: resolved as rollup's own resolver does, from cached listings.
+      if (isAbsolute(source)) return packageFiles.resolve(source);
+      if ((source.startsWith('./') || source.startsWith('../')) && importer && !importer.startsWith(VIRTUAL)) return packageFiles.resolve(resolve(dirname(importer), source));
       return null;
     },
     async load(id) {
@@ -352,6 +357,38 @@ export function restoreRenamedNames(code: string, declared: ReadonlySet<string>)
   return text;
 }
 
+/**
+ * rollup's default resolution of a file path (`addJsExtensionIfNecessary`: the path, then `.mjs`, then
+ * `.js`; a symbolic link followed to its real path; a name that must appear, in its case, in its
+ * folder's listing), with every lstat, realpath and listing cached for one bundling. rollup asks for
+ * the same few files thousands of times (each of 400 entries' re-export chains), and its own resolver
+ * stats the file and lists its folder every time: 0.8 s of 1.4 s producing a 400-export package.
+ * A miss returns null, so rollup's resolver answers (and reports) it as before.
+ */
+function fileResolver(): { resolve(file: string): Promise<string | null> } {
+  const stats = new Map<string, Promise<import('node:fs').Stats | null>>();
+  const listings = new Map<string, Promise<Set<string> | null>>();
+  const reals = new Map<string, Promise<string | null>>();
+  const statOf = (f: string) => stats.get(f) ?? stats.set(f, lstat(f).catch(() => null)).get(f)!;
+  const listing = (d: string) => listings.get(d) ?? listings.set(d, readdir(d).then((xs) => new Set(xs), () => null)).get(d)!;
+  const realOf = (f: string) => reals.get(f) ?? reals.set(f, realpath(f).catch(() => null)).get(f)!;
+  const find = async (file: string, depth = 0): Promise<string | null> => {
+    const st = await statOf(file);
+    if (!st) return null;
+    if (st.isSymbolicLink()) {
+      const real = depth < 32 ? await realOf(file) : null;
+      return real ? find(real, depth + 1) : null;
+    }
+    if (!st.isFile()) return null;
+    return (await listing(dirname(file)))?.has(basename(file)) ? file : null;
+  };
+  return {
+    async resolve(file) {
+      return (await find(file)) ?? (await find(`${file}.mjs`)) ?? (await find(`${file}.js`));
+    },
+  };
+}
+
 /** Whether a dependency's manifest declares `"sideEffects": false` (an unreadable one does not). */
 function declaresNoSideEffects(dir: string): boolean {
   try {
@@ -432,7 +469,7 @@ export function facadeTarget(code: string): { file: string; exported: string; si
   return exported ? { file: arg.value.slice(2), exported, sideEffects } : undefined;
 }
 
-type LoadContext = { load: (o: { id: string }) => Promise<{ exportedBindings: Record<string, string[]> | null }>; resolve: (source: string, importer: string) => Promise<{ id: string; external: boolean | string } | null> };
+type LoadContext = { load: (o: { id: string }) => Promise<{ exportedBindings: Record<string, string[]> | null }>; resolve: (source: string, importer: string, options?: { skipSelf?: boolean }) => Promise<{ id: string; external: boolean | string } | null> };
 
 /** Whether the module `id` exports `name`, following its re-exports (`export *` never re-exports `default`). */
 async function exportsName(ctx: LoadContext, id: string, name: string, seen: Set<string>): Promise<boolean> {
@@ -445,7 +482,8 @@ async function exportsName(ctx: LoadContext, id: string, name: string, seen: Set
     if (source === '.') continue;
     if (names.includes(name)) return true;
     if (name !== 'default' && names.includes('*')) {
-      const target = await ctx.resolve(source, id);
+      // Through kiln's resolver too (rollup's default for a hook's own context skips it: skipSelf).
+      const target = await ctx.resolve(source, id, { skipSelf: false });
       if (!target) continue;
       if (target.external) return true; // another package's names are not enumerable here; rollup decides
       if (await exportsName(ctx, target.id, name, seen)) return true;
