@@ -11,7 +11,7 @@
  * absolute path, gets the package root).
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 
 /** The file name of a representation. */
 export const REPRESENTATION_FILE = 'kiln.rep';
@@ -67,10 +67,28 @@ export function packageNameOf(specifier: string): string {
 }
 
 /**
- * The directory of the installed package `name` as Node's resolution finds it from `fromDir`: each
- * `node_modules/<name>` from there up (a package's `exports` need not expose its package.json).
+ * The directory of the package `name` as Node's resolution finds it from `fromDir`: first the package
+ * `fromDir` is in, when it is `name` and has `exports` (Node's self-reference: a library's own folder,
+ * where its name is not installed), then each `node_modules/<name>` from there up (a package's
+ * `exports` need not expose its package.json).
  */
 export function findPackageDir(name: string, fromDir: string): string | undefined {
+  for (let d = resolve(fromDir); ; d = dirname(d)) {
+    // The nearest package.json is the package scope (node_modules folders are not scopes of their own).
+    if (basename(d) === 'node_modules') break;
+    const manifest = join(d, 'package.json');
+    if (!existsSync(manifest)) {
+      if (dirname(d) === d) break;
+      continue;
+    }
+    try {
+      const m = JSON.parse(readFileSync(manifest, 'utf8')) as { name?: unknown; exports?: unknown };
+      if (m.name === name && m.exports !== undefined && m.exports !== null) return d;
+    } catch {
+      // an unreadable manifest is no scope Node could self-reference either
+    }
+    break;
+  }
   for (let d = resolve(fromDir); ; d = dirname(d)) {
     const candidate = join(d, 'node_modules', name);
     if (existsSync(join(candidate, 'package.json'))) return candidate;

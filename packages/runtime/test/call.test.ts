@@ -10,13 +10,15 @@
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { types } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   callExport as callExportIn,
   createConsumer as createConsumerIn,
   encodeRepresentation,
+  findPackageDir,
   loadExport as loadExportIn,
   openRepresentation,
   RepError,
@@ -330,6 +332,45 @@ describe('another package a payload imports', () => {
       expect(e.code).toBe('KILN_REP_UNCOVERED');
       expect(e.message).toContain('@dep/lib@3.0.0'); // unstamped: the version of the package.json beside it
       expect(e.record.reason).toBe('KILN_REP_UNCOVERED_TYPE_ONLY');
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('findPackageDir: where a bare name leads, judged by Node\'s own require.resolve', () => {
+  /** Node's answer: the folder of the file `require(name)` resolves to from `fromDir`, or undefined. */
+  const node = (name: string, fromDir: string): string | undefined => {
+    try {
+      return dirname(createRequire(join(fromDir, 'x.js')).resolve(name));
+    } catch {
+      return undefined;
+    }
+  };
+  it("a library's own folder (Node's self-reference, needs exports), then node_modules from there up", () => {
+    const root = mkdtempSync(join(tmpdir(), 'kiln-rep-self-'));
+    try {
+      const write = (rel: string, text: string) => {
+        mkdirSync(dirname(join(root, rel)), { recursive: true });
+        writeFileSync(join(root, rel), text);
+      };
+      write('self/package.json', JSON.stringify({ name: '@t/self', exports: { '.': './index.js' } }));
+      write('self/index.js', 'module.exports = 1;');
+      write('self/src/deep/a.js', '');
+      write('plain/package.json', JSON.stringify({ name: '@t/plain', main: './index.js' }));
+      write('plain/index.js', 'module.exports = 2;');
+      write('node_modules/@t/dep/package.json', JSON.stringify({ name: '@t/dep', main: './index.js' }));
+      write('node_modules/@t/dep/index.js', 'module.exports = 3;');
+      const cases: [string, string][] = [
+        ['@t/self', join(root, 'self')],
+        ['@t/self', join(root, 'self/src/deep')],
+        ['@t/plain', join(root, 'plain')], // no exports: no self-reference
+        ['@t/dep', join(root, 'self/src')],
+        ['@t/self', join(root, 'plain')],
+      ];
+      for (const [name, from] of cases) expect(findPackageDir(name, from), `${name} from ${from}`).toBe(node(name, from));
+      expect(findPackageDir('@t/self', join(root, 'self/src/deep'))).toBe(join(root, 'self'));
+      expect(findPackageDir('@t/plain', join(root, 'plain'))).toBeUndefined();
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
