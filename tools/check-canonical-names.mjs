@@ -28,10 +28,7 @@ const HELP = `Usage: node tools/check-canonical-names.mjs [DIR ...] [--limit N]
 `;
 const { args, positionals, int } = cliArgs({ limit: { type: 'string' } }, HELP, { allowPositionals: true });
 const limit = args.limit === undefined ? Infinity : int('limit', 1);
-const { canonicalModule, restoreBindingNames } = await import(pathToFileURL(join(ROOT, 'packages/core/dist/represent/bundle.js')).href);
-// restoreBindingNames parses with rollup's parser, which bundle.js loads on first use (a canonical
-// reprint); before that it leaves every reprint as it is.
-await canonicalModule('export {};');
+const { restoreBindingNames } = await import(pathToFileURL(join(ROOT, 'packages/core/dist/represent/bundle.js')).href);
 const OPTIONS = { format: 'esm', target: 'esnext', legalComments: 'inline', loader: 'js', minifyWhitespace: true };
 
 /** ES module files under `dir`: `.mjs`, and `.js` in a folder whose nearest package.json says "type": "module". */

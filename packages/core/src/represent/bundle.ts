@@ -40,6 +40,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { lstat, readdir, realpath } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { OutputChunk, Plugin, RollupLog } from 'rollup';
 import { findPackageDir, packageNameOf, type RepPayload } from '@kiln/runtime';
@@ -55,10 +56,15 @@ async function tools(): Promise<Tools> {
   loading ??= Promise.all([import('rollup'), import('rollup/parseAst'), import('esbuild')]).then(([r, p, e]) => (loaded = { rollup: r.rollup, parseAst: p.parseAst, transform: e.transform }));
   return loading;
 }
-/** rollup's parser, for code read after `tools()` resolved (a bundle is being made). */
+/**
+ * rollup's parser: the one `tools()` loaded, or, when an exported helper (restoreBindingNames,
+ * facadeTarget, …) is called before any bundle was made, rollup's CommonJS build of it, loaded then.
+ * (Those helpers treat a parse failure as "leave the code as it is": a parser that is not there must
+ * not pass for one.)
+ */
 function parseAst(code: string): ReturnType<Tools['parseAst']> {
-  if (!loaded) throw new Error('represent/bundle: the parser is used before the bundler tools were loaded');
-  return loaded.parseAst(code);
+  const parse = loaded?.parseAst ?? (createRequire(import.meta.url)('rollup/parseAst') as typeof import('rollup/parseAst')).parseAst;
+  return parse(code);
 }
 
 /** The reasons this stage finds (the rest of KILN_REP_UNCOVERED_* is decided from the surface). */
