@@ -503,6 +503,27 @@ interface Node {
   [key: string]: unknown;
 }
 
+/** The child nodes of an ESTree node (every property holding a node or an array of nodes), in order. */
+function childNodes(node: Node): Node[] {
+  const out: Node[] = [];
+  for (const [k, v] of Object.entries(node)) {
+    if (k === 'type' || k === 'start' || k === 'end') continue;
+    if (Array.isArray(v)) {
+      for (const c of v) if (c && typeof c === 'object' && typeof (c as Node).type === 'string') out.push(c as Node);
+    } else if (v && typeof v === 'object' && typeof (v as Node).type === 'string') out.push(v as Node);
+  }
+  return out;
+}
+
+/** The program `code` parses to, or undefined where rollup's parser refuses it. */
+function parsedOrUndefined(code: string): Node | undefined {
+  try {
+    return parseAst(code) as unknown as Node;
+  } catch {
+    return undefined;
+  }
+}
+
 const FUNCTIONS = new Set(['FunctionDeclaration', 'FunctionExpression', 'ArrowFunctionExpression']);
 
 /**
@@ -526,11 +547,7 @@ function scanModule(program: Node, report: (reason: BundleReason, what: string) 
       }
     }
     const inner = inFunction || FUNCTIONS.has(node.type);
-    for (const [k, v] of Object.entries(node)) {
-      if (k === 'type' || k === 'start' || k === 'end') continue;
-      if (Array.isArray(v)) for (const c of v) if (c && typeof c === 'object' && typeof (c as Node).type === 'string') visit(c as Node, inner);
-      if (v && typeof v === 'object' && !Array.isArray(v) && typeof (v as Node).type === 'string') visit(v as Node, inner);
-    }
+    for (const c of childNodes(node)) visit(c, inner);
   };
   visit(program, false);
 }
@@ -605,11 +622,7 @@ function bindingIdentifiers(program: Node): Binding[] {
         pattern(node.local as Node);
         break;
     }
-    for (const [k, v] of Object.entries(node)) {
-      if (k === 'type' || k === 'start' || k === 'end') continue;
-      if (Array.isArray(v)) for (const c of v) if (c && typeof c === 'object' && typeof (c as Node).type === 'string') visit(c as Node);
-      if (v && typeof v === 'object' && !Array.isArray(v) && typeof (v as Node).type === 'string') visit(v as Node);
-    }
+    for (const c of childNodes(node)) visit(c);
   };
   visit(program);
   return out.sort((a, b) => a.start - b.start);
@@ -635,20 +648,12 @@ export function restoreBindingNames(original: string, printed: string): string {
   // string or comment takes this path too: the name stays esbuild's, the binding is still correct.)
   const words = new Set(original.match(/[A-Za-z_$][\w$]*/g) ?? []);
   if (!(printed.match(/[A-Za-z_$][\w$]*\d(?![\w$])/g) ?? []).some((w) => !words.has(w))) return printed;
-  let p: Node;
-  try {
-    p = parseAst(printed) as unknown as Node;
-  } catch {
-    return printed;
-  }
+  const p = parsedOrUndefined(printed);
+  if (!p) return printed;
   const after = bindingIdentifiers(p);
   if (!after.some((b) => /\d$/.test(b.name))) return printed; // esbuild's renames end in a number
-  let o: Node;
-  try {
-    o = parseAst(original) as unknown as Node;
-  } catch {
-    return printed;
-  }
+  const o = parsedOrUndefined(original);
+  if (!o) return printed;
   const before = bindingIdentifiers(o);
   if (before.length !== after.length) return printed;
   const back = new Map<string, string>(); // printed name → original name
@@ -665,11 +670,7 @@ export function restoreBindingNames(original: string, printed: string): string {
   const used = new Set<string>();
   const collect = (node: Node): void => {
     if (node.type === 'Identifier') used.add(node.name as string);
-    for (const [k, v] of Object.entries(node)) {
-      if (k === 'type' || k === 'start' || k === 'end') continue;
-      if (Array.isArray(v)) for (const c of v) if (c && typeof c === 'object' && typeof (c as Node).type === 'string') collect(c as Node);
-      if (v && typeof v === 'object' && !Array.isArray(v) && typeof (v as Node).type === 'string') collect(v as Node);
-    }
+    for (const c of childNodes(node)) collect(c);
   };
   collect(o);
   for (const now of back.keys()) if (used.has(now)) return printed;
@@ -687,11 +688,7 @@ export function restoreBindingNames(original: string, printed: string): string {
       notVariable.add(node.property);
     }
     if (node.type === 'Identifier' && !notVariable.has(node) && back.has(node.name as string)) edits.push({ start: node.start as number, end: node.end as number, name: back.get(node.name as string)! });
-    for (const [k, v] of Object.entries(node)) {
-      if (k === 'type' || k === 'start' || k === 'end') continue;
-      if (Array.isArray(v)) for (const c of v) if (c && typeof c === 'object' && typeof (c as Node).type === 'string') visit(c as Node);
-      if (v && typeof v === 'object' && !Array.isArray(v) && typeof (v as Node).type === 'string') visit(v as Node);
-    }
+    for (const c of childNodes(node)) visit(c);
   };
   visit(p);
   let text = printed;
