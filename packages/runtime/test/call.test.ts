@@ -27,6 +27,7 @@ import {
   type RepReader,
   type Representation,
 } from '@kiln/runtime';
+import { refusal } from './lib/refusal.js';
 
 // The isolated realm, for the tests of its semantics (a fresh context per consumer, its own globals).
 const ISO: ConsumerOptions = { realm: 'isolated' };
@@ -95,16 +96,6 @@ function rep(over: Partial<Representation['header']> = {}): Representation {
 
 const open = (r = rep()) => openRepresentation(encodeRepresentation(r));
 const evalCount = (c: { context: object }) => (c.context as { __evals?: number }).__evals ?? 0;
-
-function refusal(fn: () => unknown): RepError {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(RepError);
-    return e as RepError;
-  }
-  throw new Error('expected a refusal');
-}
 
 describe('evaluation in one vm context per reader', () => {
   it('two exports that share module-level state see the same counter; the shared chunk is evaluated once', () => {

@@ -12,7 +12,6 @@ import {
   encodeRepresentation,
   openRepresentation,
   readRepresentation,
-  RepError,
   REP_HINTS,
   INDEX_RECORD,
   PREFIX,
@@ -20,6 +19,7 @@ import {
   TABLE_RECORD,
   type Representation,
 } from '@kiln/runtime';
+import { refusal } from './lib/refusal.js';
 import { CODES } from '@kiln/core';
 import { makeRepresentation } from '../../../tools/lib/rep-corpus.mjs';
 
@@ -28,16 +28,6 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const big: Representation = makeRepresentation({ exports: 400, uncovered: 5 });
 const bigBytes = encodeRepresentation(big);
-
-function refusal(fn: () => unknown): RepError {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(RepError);
-    return e as RepError;
-  }
-  throw new Error('expected a refusal');
-}
 
 describe('round trip', () => {
   it('decodes from bytes exactly what was encoded', () => {
