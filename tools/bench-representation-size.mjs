@@ -39,8 +39,7 @@ const HELP = `Usage: node tools/bench-representation-size.mjs [--keep]
 `;
 const { args } = cliArgs({ keep: { type: 'boolean', default: false } }, HELP);
 const { compileProject, writeRepresentation } = await import(pathToFileURL(join(ROOT, 'packages/core/dist/index.js')).href);
-const { readRepresentation, representationPath } = await import(pathToFileURL(join(ROOT, 'packages/runtime/dist/index.js')).href);
-const { PREFIX, INDEX_RECORD, TABLE_RECORD, SEAL_SIZE } = await import(pathToFileURL(join(ROOT, 'packages/runtime/dist/format.js')).href);
+const { openRepresentation, readRepresentation, representationPath } = await import(pathToFileURL(join(ROOT, 'packages/runtime/dist/index.js')).href);
 const log = (s) => process.stderr.write(`[bench-representation-size] ${s}\n`);
 
 const TSCONFIG = (extra = {}) =>
@@ -61,11 +60,12 @@ async function measure(name, pkg) {
   const buf = readFileSync(representationPath(pkg));
   const rep = readRepresentation(buf);
   const same = Buffer.from(JSON.stringify({ ...rep, payloads: rep.payloads.map((p) => ({ ...p, sha256: createHash('sha256').update(p.code).digest('hex') })) }));
-  const u32 = (o) => buf.readUInt32LE(o);
-  const entries = u32(PREFIX.entryCount);
-  const payloads = u32(PREFIX.payloadCount);
-  const fixed = PREFIX.size + u32(PREFIX.headerLength) + SEAL_SIZE + entries * INDEX_RECORD.size + payloads * TABLE_RECORD.size;
-  const stored = u32(PREFIX.payloadsLength) + u32(PREFIX.dictLength);
+  const reader = openRepresentation(buf);
+  const s = reader.sections;
+  const payloads = reader.payloadCount;
+  reader.close();
+  const fixed = s.prefix + s.header + s.seal + s.index + s.table;
+  const stored = s.payloads + s.dict;
   const code = Buffer.from(rep.payloads.map((p) => p.code).join('\n'));
   return { name, exports: written.entries, covered: written.covered, payloads, size: buf.length, json: same.length, floorA: brotli(same), floorB: brotli(code) + 32 * payloads, fixed, meta: buf.length - fixed - stored, stored, code: code.length };
 }

@@ -172,7 +172,7 @@ export function makeRepresentation(o = {}) {
   const bytes = (s) => Buffer.from(s, 'utf8');
   entries.sort((x, y) => Buffer.compare(bytes(x.surface), bytes(y.surface)));
   return {
-    header: { format: 1, producer: '@kiln/core 0.1.0', package: pkg, version: '1.4.2', requirements: { node: '20.19.0', features: ['cjs-payloads'] } },
+    header: { format: 2, producer: '@kiln/core 0.1.0', package: pkg, version: '1.4.2', requirements: { node: '20.19.0', features: ['cjs-payloads'] } },
     entries,
     payloads,
   };

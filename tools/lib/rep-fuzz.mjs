@@ -5,8 +5,9 @@
  * Corpus: small representations (tools/lib/rep-corpus.mjs with `marker: true`: every payload's module
  * body records its own name in `globalThis.__kilnRepEvaluated`) in each payload encoding.
  * Mutations (fast-check): bit flips and byte sets anywhere or in the payloads, truncations, appended
- * junk, prefix fields set to interesting values (huge counts, off-by-one lengths), index and table
- * record fields set, index records swapped (unsorted) or duplicated, metadata bit flips — the structural
+ * junk, prefix varints re-encoded with interesting values (huge counts, off-by-one lengths; prefixLength
+ * following or not) or overwritten in place (overlong, unterminated, padded), index and table record
+ * fields set (located by tools/lib/rep-layout.mjs, not by the reader), index records swapped (unsorted) or duplicated, metadata bit flips — the structural
  * ones optionally RESEALED (the seal recomputed) so the checks behind the seal are reached too.
  * Oracle, per case: open the mutated bytes and load every entry in a fresh consumer; then
  *   1. anything thrown is a RepError whose code is in `codes` (the registry) — no other exception;
@@ -16,24 +17,24 @@
  */
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
-import { createConsumer, encodeRepresentation, INDEX_RECORD, openRepresentation, PREFIX, RepError, TABLE_RECORD } from '@kiln/runtime';
+import { createConsumer, encodeRepresentation, openRepresentation, PREFIX, PREFIX_FIELDS, RepError, varUint } from '@kiln/runtime';
 import { makeRepresentation } from './rep-corpus.mjs';
+import { layoutOf } from './rep-layout.mjs';
 
 export function makeCorpora() {
   return ['deflate-dict', 'none', 'brotli', 'deflate'].map((compression, k) => {
     const rep = makeRepresentation({ exports: 10, shared: 3, marker: true, uncovered: 2, seed: 11 + k, pkg: '@fuzz/pkg' });
     const bytes = Buffer.from(encodeRepresentation(rep, { compression }));
     const r = openRepresentation(bytes);
-    const s = r.sections;
-    const sealAt = s.total - s.payloads - s.seal;
+    const layout = layoutOf(bytes);
     const payloads = [];
     for (let i = 0; i < r.payloadCount; i++) {
       const info = r.payloadInfo(i);
       payloads.push({ name: info.name, stored: bytes.subarray(info.offset, info.offset + info.storedLength) });
     }
-    const indexAt = s.prefix + s.header;
-    const tableAt = indexAt + s.index + s.keys + s.info;
-    return { compression, rep, bytes, sections: s, sealAt, indexAt, tableAt, payloadsAt: sealAt + s.seal, payloads, surfaces: rep.entries.map((e) => e.surface) };
+    r.close();
+    const { sealAt, indexAt, tableAt, payloadsAt } = layout;
+    return { compression, rep, bytes, layout, sealAt, indexAt, tableAt, payloadsAt, payloads, surfaces: rep.entries.map((e) => e.surface) };
   });
 }
 
@@ -44,9 +45,6 @@ const u32 = fc.oneof(
 );
 const pos = fc.nat({ max: 1 << 20 });
 const bit = fc.integer({ min: 0, max: 7 });
-const PREFIX_FIELDS = Object.entries(PREFIX)
-  .filter(([k]) => !['magic', 'size', 'stable'].includes(k))
-  .map(([, v]) => v);
 
 const simple = fc.oneof(
   fc.record({ kind: fc.constant('flip'), pos, bit }),
@@ -55,10 +53,14 @@ const simple = fc.oneof(
   fc.record({ kind: fc.constant('set'), pos, value: fc.integer({ min: 0, max: 255 }) }),
   fc.record({ kind: fc.constant('truncate'), len: pos }),
   fc.record({ kind: fc.constant('append'), bytes: fc.uint8Array({ maxLength: 16 }) }),
-  fc.record({ kind: fc.constant('prefixField'), field: fc.constantFrom(...PREFIX_FIELDS), value: u32, reseal: fc.boolean() }),
-  fc.record({ kind: fc.constant('prefixDelta'), field: fc.constantFrom(...PREFIX_FIELDS), delta: fc.integer({ min: -3, max: 3 }), reseal: fc.boolean() }),
-  fc.record({ kind: fc.constant('indexField'), entry: pos, at: fc.constantFrom(0, 4, 6, 7, 8, 12), value: u32, reseal: fc.boolean() }),
-  fc.record({ kind: fc.constant('tableField'), payload: pos, at: fc.constantFrom(0, 4, 8, 12, 16, 17, 20), value: u32, reseal: fc.boolean() }),
+  // A prefix varint re-encoded with another value (the prefix grows or shrinks, prefixLength follows or not),
+  // or its bytes overwritten in place (overlong, unterminated, padded varints).
+  fc.record({ kind: fc.constant('prefixField'), field: fc.constantFrom(...PREFIX_FIELDS), value: u32, fixLength: fc.boolean(), reseal: fc.boolean() }),
+  fc.record({ kind: fc.constant('prefixDelta'), field: fc.constantFrom(...PREFIX_FIELDS), delta: fc.integer({ min: -3, max: 3 }), fixLength: fc.boolean(), reseal: fc.boolean() }),
+  fc.record({ kind: fc.constant('prefixBytes'), field: fc.constantFrom(...PREFIX_FIELDS), bytes: fc.uint8Array({ minLength: 1, maxLength: 5 }), reseal: fc.boolean() }),
+  fc.record({ kind: fc.constant('prefixLength'), value: u32, reseal: fc.boolean() }),
+  fc.record({ kind: fc.constant('indexField'), entry: pos, field: fc.constantFrom('key', 'payload', 'info'), value: u32, reseal: fc.boolean() }),
+  fc.record({ kind: fc.constant('tableField'), payload: pos, field: fc.constantFrom('stored', 'compression', 'sha256'), value: u32, reseal: fc.boolean() }),
   fc.record({ kind: fc.constant('swapIndex'), i: pos, j: pos, reseal: fc.boolean() }),
   fc.record({ kind: fc.constant('dupIndex'), i: pos, j: pos, reseal: fc.boolean() }),
   fc.record({ kind: fc.constant('swapTable'), i: pos, j: pos, reseal: fc.boolean() }),
@@ -70,19 +72,25 @@ export const caseArb = fc.record({ corpus: fc.nat({ max: 3 }), mutations: fc.arr
 
 function writeField(b, at, value, width) {
   if (at + width > b.length) return;
-  if (width === 1) b.writeUInt8(value & 0xff, at);
-  else if (width === 2) b.writeUInt16LE(value & 0xffff, at);
-  else b.writeUInt32LE(value >>> 0, at);
+  b.writeUIntLE(value % 2 ** (8 * width), at, width);
 }
-const indexWidth = (at) => (at === INDEX_RECORD.keyLength ? 2 : at === INDEX_RECORD.covered || at === INDEX_RECORD.zero ? 1 : 4);
-const tableWidth = (at) => (at === TABLE_RECORD.compression || at === TABLE_RECORD.compression + 1 ? 1 : 4);
 
 /** The mutated bytes (a fresh Buffer). */
 export function applyMutations(corpus, mutations) {
   let b = Buffer.from(corpus.bytes);
   const entries = corpus.surfaces.length;
   const payloads = corpus.payloads.length;
+  const { layout } = corpus;
   let reseal = false;
+  let shift = 0; // how far a re-encoded prefix field moved everything after it
+  const resize = (field, value, fixLength) => {
+    const [at, len] = layout.fields[field];
+    if (at + len > b.length) return;
+    const enc = varUint(value >>> 0);
+    b = Buffer.concat([b.subarray(0, at), enc, b.subarray(at + len)]);
+    shift += enc.length - len;
+    if (fixLength && b.length >= PREFIX.stable) b.writeUInt32LE(layout.prefixLength + shift, PREFIX.prefixLength);
+  };
   for (const m of mutations) {
     const n = b.length;
     switch (m.kind) {
@@ -108,25 +116,40 @@ export function applyMutations(corpus, mutations) {
         b = Buffer.concat([b, m.bytes]);
         break;
       case 'prefixField':
-        writeField(b, m.field, m.value, 4);
+        resize(m.field, m.value, m.fixLength);
         reseal ||= m.reseal;
         break;
       case 'prefixDelta':
-        if (m.field + 4 <= n) writeField(b, m.field, (b.readUInt32LE(m.field) + m.delta) >>> 0, 4);
+        resize(m.field, Math.max(0, layout.fields[m.field][2] + m.delta), m.fixLength);
         reseal ||= m.reseal;
         break;
-      case 'indexField':
-        if (entries > 0) writeField(b, corpus.indexAt + (m.entry % entries) * INDEX_RECORD.size + m.at, m.value, indexWidth(m.at));
+      case 'prefixBytes': {
+        const [at, len] = layout.fields[m.field];
+        for (let k = 0; k < Math.min(len, m.bytes.length) && at + k < n; k++) b[at + k] = m.bytes[k];
         reseal ||= m.reseal;
         break;
-      case 'tableField':
-        if (payloads > 0) writeField(b, corpus.tableAt + (m.payload % payloads) * TABLE_RECORD.size + m.at, m.value, tableWidth(m.at));
+      }
+      case 'prefixLength':
+        if (n >= PREFIX.stable) b.writeUInt32LE(m.value >>> 0, PREFIX.prefixLength);
         reseal ||= m.reseal;
         break;
+      case 'indexField': {
+        const w = layout.index[m.field];
+        const off = m.field === 'key' ? 0 : m.field === 'payload' ? layout.index.key : layout.index.key + layout.index.payload;
+        if (entries > 0) writeField(b, shift + corpus.indexAt + (m.entry % entries) * layout.index.size + off, m.value, w);
+        reseal ||= m.reseal;
+        break;
+      }
+      case 'tableField': {
+        const [off, w] = m.field === 'stored' ? [0, layout.table.stored] : m.field === 'compression' ? [layout.table.stored, 1] : [layout.table.stored + 1 + (m.value % 32), 1];
+        if (payloads > 0) writeField(b, shift + corpus.tableAt + (m.payload % payloads) * layout.table.size + off, m.value, w);
+        reseal ||= m.reseal;
+        break;
+      }
       case 'swapIndex':
       case 'dupIndex':
       case 'swapTable': {
-        const [base, size, count] = m.kind === 'swapTable' ? [corpus.tableAt, TABLE_RECORD.size, payloads] : [corpus.indexAt, INDEX_RECORD.size, entries];
+        const [base, size, count] = m.kind === 'swapTable' ? [shift + corpus.tableAt, layout.table.size, payloads] : [shift + corpus.indexAt, layout.index.size, entries];
         if (count < 2) break;
         const i = base + (m.i % count) * size;
         const j = base + (m.j % count) * size;
@@ -138,15 +161,17 @@ export function applyMutations(corpus, mutations) {
         break;
       }
       case 'metaFlip': {
-        const span = Math.min(n, corpus.sealAt) - PREFIX.size;
-        if (span > 0) b[PREFIX.size + (m.pos % span)] ^= 1 << m.bit;
+        const from = layout.prefixLength + shift;
+        const span = Math.min(n, corpus.sealAt + shift) - from;
+        if (span > 0) b[from + (m.pos % span)] ^= 1 << m.bit;
         reseal ||= m.reseal;
         break;
       }
     }
   }
   // The seal recomputed as the corpus's layout places it: the checks behind the seal are then reached.
-  if (reseal && b.length >= corpus.sealAt + 32) createHash('sha256').update(b.subarray(0, corpus.sealAt)).digest().copy(b, corpus.sealAt);
+  const sealAt = corpus.sealAt + shift;
+  if (reseal && sealAt > 0 && b.length >= sealAt + 32) createHash('sha256').update(b.subarray(0, sealAt)).digest().copy(b, sealAt);
   return b;
 }
 

@@ -19,7 +19,7 @@ import { encodeRepresentation, readRepresentation } from '@kiln/runtime';
 
 /** A build's kiln.rep: unstamped (no version; the pack stamps the manifest's). */
 const UNSTAMPED = encodeRepresentation({
-  header: { format: 1, producer: '@kiln/core test', package: '@t/p', version: '', requirements: { node: '20.19.0', features: ['cjs-payloads'] } },
+  header: { format: 2, producer: '@kiln/core test', package: '@t/p', version: '', requirements: { node: '20.19.0', features: ['cjs-payloads'] } },
   entries: [{ surface: '@t/p#a', declaring: 'typescript:@t/p//src/index#a:variable', kind: 'variable', coverage: { covered: true, payload: 0, export: 'value' } }],
   payloads: [{ name: 'e-a.js', code: 'exports.value = 1;' }],
 });

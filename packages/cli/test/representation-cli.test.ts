@@ -241,7 +241,7 @@ describe('kiln inspect representation', () => {
     const future = temp('inspect-future');
     const futureDir = installRepOnly(future, lib);
     const f = readFileSync(join(futureDir, 'dist/kiln.rep'));
-    f.writeUInt32LE(2, 8);
+    f.writeUInt32LE(3, 8);
     writeFileSync(join(futureDir, 'dist/kiln.rep'), f);
     const [dir, installed, tarball, json, none, unreadable] = await Promise.all([
       kiln(['inspect', 'representation', lib], lib),
@@ -252,18 +252,18 @@ describe('kiln inspect representation', () => {
       kiln(['inspect', 'representation', PKG], future),
     ]);
     for (const r of [dir, installed, tarball, json, none, unreadable]) expect(r.code, r.err).toBe(0);
-    expect(dir.out).toContain(`${PKG}@1.2.3: dist/kiln.rep, format 1`);
+    expect(dir.out).toContain(`${PKG}@1.2.3: dist/kiln.rep, format 2`);
     expect(dir.out).toMatch(/covered {4}@fx\/rep-lib#add {2}\(function\) → e-[0-9a-f]{16}\.js/);
     expect(dir.out).toMatch(/uncovered {2}@fx\/rep-lib#Options {2}\(interface\) KILN_REP_UNCOVERED_TYPE_ONLY: /);
     expect(dir.out).toContain('manifest identities missing from the index: none');
     // Installed with only the manifest and kiln.rep: nothing to read the surface from, so not claimed.
     expect(installed.out).toContain('manifest identities missing from the index: not checked');
-    expect(tarball.out).toContain(`${PKG}@1.2.3: dist/kiln.rep, format 1`);
+    expect(tarball.out).toContain(`${PKG}@1.2.3: dist/kiln.rep, format 2`);
     expect(tarball.out).toContain('missing from the index: none');
     const report = JSON.parse(json.out) as { status: string; counts: { entries: number; covered: number }; entries: { surface: string; covered: boolean }[]; missing: string[] };
     expect(report).toMatchObject({ status: 'ok', counts: { entries: 8, covered: 7 }, missing: [] });
     expect(report.entries.map((e) => e.surface)).toEqual([`${PKG}#Options`, `${PKG}#Tally`, `${PKG}#add`, `${PKG}#div`, `${PKG}#greet`, `${PKG}#greeting`, `${PKG}#picker`, `${PKG}#plus`]);
     expect(none.out).toContain('@fx/bare@0.0.1: none published (no dist/kiln.rep)');
-    expect(unreadable.out).toMatch(/unreadable version \(format 2\)/);
+    expect(unreadable.out).toMatch(/unreadable version \(format 3\)/);
   });
 });

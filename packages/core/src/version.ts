@@ -69,8 +69,10 @@ export const GRAPH_SCHEMA_VERSION = 1;
  * (represent/bundle.ts restoreBindingNames: `class TRPCBuilder2` is `class TRPCBuilder` again), and
  * a function or class rollup renamed in a chunk (`isFormData$1`) gets its `name` back (keepNames), and
  * another package's type re-exported type-only is KILN_REP_UNCOVERED_TYPE_ONLY (was FOREIGN_DECLARATION).
+ * 8 = representation format 2 (runtime/src/format.ts: varint prefix, per-file record widths, the
+ * static dictionary): a kiln.rep cached under 7 is format 1, which this runtime refuses.
  */
-export const KEY_SCHEMA = 7;
+export const KEY_SCHEMA = 8;
 
 /**
  * Layout of a memoised report entry in the store (view/report-memo.ts): written in each entry and

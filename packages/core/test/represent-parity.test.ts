@@ -612,7 +612,7 @@ describe('parity: realm-sensitive checks', () => {
     writeFileSync(join(dir, 'realm.mjs'), `export ${code}`);
     const judge = await nativeImport(pathToFileURL(join(dir, 'realm.mjs')).href);
     const rep = encodeRepresentation({
-      header: { format: 1, producer: 'test', package: '@fx/realm', version: '1.0.0', requirements: { node: '20.0.0', features: ['cjs-payloads'] } },
+      header: { format: 2, producer: 'test', package: '@fx/realm', version: '1.0.0', requirements: { node: '20.0.0', features: ['cjs-payloads'] } },
       entries: [{ surface: '@fx/realm#kind', declaring: '@fx/realm:src/index.ts#kind:function', kind: 'function', coverage: { covered: true, payload: 0, export: 'kind' } }],
       payloads: [{ name: 'e.js', code: `'use strict';\n${code}exports.kind = kind;\n` }],
     });

@@ -158,7 +158,7 @@ describe('produceRepresentation: a built package', () => {
 
   it('has the header: the package, no version (the pack step stamps it), what the payloads need (not engines)', () => {
     // The build is keyed without the manifest's version and engines: nothing it writes depends on them.
-    expect(rep.header).toMatchObject({ format: 1, package: PKG, version: '', requirements: { node: '20.19.0', features: ['cjs-payloads'] } });
+    expect(rep.header).toMatchObject({ format: 2, package: PKG, version: '', requirements: { node: '20.19.0', features: ['cjs-payloads'] } });
     expect(rep.header.producer).toMatch(/^@kiln\/core \d+\.\d+\.\d+/);
   });
 

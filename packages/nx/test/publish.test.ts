@@ -331,7 +331,7 @@ describe('published to a registry, called by a consumer without the packages’ 
     expect(x.code, x.output).toBe(0);
     const repFile = join(unpack, 'package/dist/kiln.rep');
     const rep = await readFile(repFile);
-    expect(rep.readUInt32LE(8)).toBe(1); // PREFIX.format (packages/runtime/src/format.ts)
+    expect(rep.readUInt32LE(8)).toBe(2); // the format version (packages/runtime/src/format.ts: REPRESENTATION_FORMAT)
     rep.writeUInt32LE(99, 8);
     await writeFile(repFile, rep);
     const packed = await npm(['pack', '--json', '--ignore-scripts', '--pack-destination', unpack], join(unpack, 'package'));
@@ -343,7 +343,7 @@ describe('published to a registry, called by a consumer without the packages’ 
     expect(call.output).toContain('KILN_REP_UNSUPPORTED_VERSION');
     expect(call.output).toContain('@fx/base@0.1.0');
     expect(call.output).toMatch(/format 99/);
-    expect(call.output).toMatch(/reads format 1/);
+    expect(call.output).toMatch(/reads format 2/);
     expect(call.output).not.toContain('Hello');
 
     const inspect = await kiln(['inspect', 'representation', future], scratch);

@@ -7,17 +7,25 @@ export type { RepCoverage, RepEntry, RepHeader, RepPayload, RepRequirements, Rep
 export {
   COMPRESSION,
   DEFAULT_COMPRESSION,
-  INDEX_RECORD,
   KNOWN_FEATURES,
   LIMITS,
   MAGIC,
   PREFIX,
+  PREFIX_FIELDS,
   REPRESENTATION_FORMAT,
   SEAL_SIZE,
-  TABLE_RECORD,
+  STATIC_DICTIONARY_SHA256,
+  fieldWidth,
+  readVarUint,
+  recordLayout,
+  varUint,
   compareCodePoints,
   type Compression,
+  type PrefixField,
+  type PrefixValues,
+  type RecordLayout,
 } from './format.js';
+export { staticDictionary } from './dictionary.js';
 export { REP_HINTS, RepError, isRepError, repError, repErrorRecord, type RepErrorCode, type RepErrorRecord } from './errors.js';
 export { compressPayload, encodeRepresentation, stampRepresentation, type EncodeOptions } from './write.js';
 export { openRepresentation, readRepresentation, type OpenOptions, type RepPayloadInfo, type RepReader, type RepSections } from './read.js';

@@ -18,21 +18,24 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { brotliDecompressSync, inflateRawSync } from 'node:zlib';
 import { RepError, repError, type RepErrorCode } from './errors.js';
+import { dictDictionary, infoDictionary, payloadDictionary, payloadDigest } from './dictionary.js';
 import {
   COMPRESSION,
   COMPRESSION_NAMES,
   HASH,
-  INDEX_RECORD,
   LIMITS,
   MAGIC,
   MAX_DICTIONARY,
-  NO_PAYLOAD,
   PREFIX,
+  PREFIX_FIELDS,
   REPRESENTATION_FORMAT,
   SEAL_SIZE,
-  TABLE_RECORD,
+  readVarUint,
+  recordLayout,
   utf8Strict,
   type Compression,
+  type PrefixValues,
+  type RecordLayout,
 } from './format.js';
 import type { RepEntry, RepHeader, RepPayload, Representation } from './model.js';
 
@@ -186,7 +189,7 @@ export function readRepresentation(source: string | Uint8Array, opts?: OpenOptio
 }
 
 class Reader implements RepReader {
-  readonly header: RepHeader;
+  header: RepHeader;
   readonly entryCount: number;
   readonly payloadCount: number;
   readonly sections: RepSections;
@@ -197,14 +200,19 @@ class Reader implements RepReader {
   private readonly keys: Buffer;
   private readonly infoStored: Buffer;
   private readonly infoRawLength: number;
+  private readonly infoCompression: Compression;
   private infoRaw: Buffer | undefined;
+  private readonly layout: RecordLayout;
   private readonly table: Buffer;
   private readonly dictStored: Buffer;
   private readonly dictRawLength: number;
+  private readonly dictCompression: Compression;
   private dictRaw: Buffer | undefined;
   private readonly payloadsStart: number;
   private readonly cache = new Map<number, RepPayload>();
-  private names: Map<string, number> | undefined;
+  /** Per payload, from INFO and the table at open: its name, offset in PAYLOADS and raw length. */
+  private payloadRecords: { name: string; offset: number; rawLength: number }[] = [];
+  private names = new Map<string, number>();
 
   constructor(src: Source, opts: OpenOptions) {
     this.src = src;
@@ -244,27 +252,26 @@ class Reader implements RepReader {
     }
 
     // 3. Sizes: every declared length checked against the bytes present before allocating.
-    if (size < PREFIX.size) throw repError('KILN_REP_CORRUPT', `truncated: ${size} bytes, shorter than the ${PREFIX.size}-byte prefix`);
     if (size > maxTotal) throw repError('KILN_REP_CORRUPT', `${size} bytes, over the limit of ${maxTotal}`);
-    const prefix = Buffer.concat([head, read(PREFIX.stable, PREFIX.size - PREFIX.stable)]);
-    const u = (o: number) => prefix.readUInt32LE(o);
     const corrupt = (m: string): never => {
       throw repError('KILN_REP_CORRUPT', m);
     };
     const over = (what: string, n: number, limit: number) => {
       if (n > limit) corrupt(`${what} ${n}, over the limit of ${limit}`);
     };
-    if (u(PREFIX.prefixLength) !== PREFIX.size) corrupt(`prefix length ${u(PREFIX.prefixLength)}, expected ${PREFIX.size}`);
-    if (u(PREFIX.flags) !== 0) corrupt(`unknown flags ${u(PREFIX.flags)}`);
-    const headerLength = u(PREFIX.headerLength);
-    const entryCount = u(PREFIX.entryCount);
-    const keysLength = u(PREFIX.keysLength);
-    const infoLength = u(PREFIX.infoLength);
-    const infoRawLength = u(PREFIX.infoRawLength);
-    const payloadCount = u(PREFIX.payloadCount);
-    const dictLength = u(PREFIX.dictLength);
-    const dictRawLength = u(PREFIX.dictRawLength);
-    const payloadsLength = u(PREFIX.payloadsLength);
+    const prefixLength = head.readUInt32LE(PREFIX.prefixLength);
+    if (prefixLength < PREFIX.stable + PREFIX_FIELDS.length || prefixLength > PREFIX.maxSize) corrupt(`prefix length ${prefixLength}, outside ${PREFIX.stable + PREFIX_FIELDS.length}..${PREFIX.maxSize}`);
+    if (size < prefixLength) corrupt(`truncated: ${size} bytes, shorter than the ${prefixLength}-byte prefix`);
+    const prefix = Buffer.concat([head, read(PREFIX.stable, prefixLength - PREFIX.stable)]);
+    const v = {} as PrefixValues;
+    let at: number = PREFIX.stable;
+    for (const f of PREFIX_FIELDS) {
+      const r = readVarUint(prefix, at);
+      if (typeof r === 'string') corrupt(`the prefix ${r} (${f})`);
+      [v[f], at] = r as [number, number];
+    }
+    if (at !== prefixLength) corrupt(`the prefix's fields end at byte ${at}, not at its declared length ${prefixLength}`);
+    const { headerLength, entryCount, keysLength, infoLength, infoRawLength, payloadCount, dictLength, dictRawLength, payloadsLength } = v;
     over('header length', headerLength, LIMITS.maxHeader);
     over('entry count', entryCount, LIMITS.maxEntries);
     over('payload count', payloadCount, LIMITS.maxPayloads);
@@ -272,16 +279,19 @@ class Reader implements RepReader {
     over('INFO length', infoLength, LIMITS.maxInfo);
     over('INFO raw length', infoRawLength, LIMITS.maxInfo);
     over('DICT raw length', dictRawLength, MAX_DICTIONARY);
-    over('DICT length', dictLength, 2 * MAX_DICTIONARY + 32);
-    if ((dictLength === 0) !== (dictRawLength === 0) || (dictLength > 0 && dictLength <= 32)) corrupt('DICT lengths disagree');
-    const indexLength = entryCount * INDEX_RECORD.size;
-    const tableLength = payloadCount * TABLE_RECORD.size;
-    const lengths = [PREFIX.size, headerLength, indexLength, keysLength, infoLength, tableLength, dictLength];
+    over('DICT length', dictLength, 2 * MAX_DICTIONARY);
+    over('payloads length', payloadsLength, LIMITS.maxTotal);
+    for (const f of ['infoCompression', 'dictCompression'] as const) if (v[f] >= COMPRESSION_NAMES.length) corrupt(`unknown ${f} ${v[f]}`);
+    if ((dictLength === 0) !== (dictRawLength === 0)) corrupt('DICT lengths disagree');
+    const layout = recordLayout(v);
+    const indexLength = entryCount * layout.index.size;
+    const tableLength = payloadCount * layout.table.size;
+    const lengths = [prefixLength, headerLength, indexLength, keysLength, infoLength, tableLength, dictLength];
     const sealAt = lengths.reduce((x, y) => x + y, 0);
     const total = sealAt + SEAL_SIZE + payloadsLength; // < 2^53: every term is bounded above
     if (total !== size) corrupt(`the sections add up to ${total} bytes but the representation has ${size}${total > size ? ' (truncated)' : ''}`);
     this.sections = {
-      prefix: PREFIX.size,
+      prefix: prefixLength,
       header: headerLength,
       index: indexLength,
       keys: keysLength,
@@ -292,11 +302,12 @@ class Reader implements RepReader {
       payloads: payloadsLength,
       total,
     };
+    this.layout = layout;
 
-    // 4. The seal over prefix..dict.
-    const meta = read(PREFIX.size, sealAt + SEAL_SIZE - PREFIX.size);
-    const digest = createHash(HASH).update(prefix).update(meta.subarray(0, sealAt - PREFIX.size)).digest();
-    if (!timingSafeEqual(digest, meta.subarray(sealAt - PREFIX.size))) {
+    // 4. The seal over stable..dict.
+    const meta = read(prefixLength, sealAt + SEAL_SIZE - prefixLength);
+    const digest = createHash(HASH).update(prefix).update(meta.subarray(0, sealAt - prefixLength)).digest();
+    if (!timingSafeEqual(digest, meta.subarray(sealAt - prefixLength))) {
       throw repError('KILN_REP_INTEGRITY', 'the header and index do not match their integrity hash (the file was altered after it was written)');
     }
 
@@ -314,16 +325,9 @@ class Reader implements RepReader {
     const pkg = hstr('the package name');
     const stamped = hstr('the version');
     const version = stamped !== '' ? stamped : (opts.version ?? '');
-    const producer = hstr('the producer');
-    const node = hstr('requirements.node');
-    if (p + 2 > hb.length) corrupt('header ends inside the feature count');
-    const featureCount = hb.readUInt16LE(p);
-    p += 2;
-    over('feature count', featureCount, LIMITS.maxFeatures);
-    const features: string[] = [];
-    for (let i = 0; i < featureCount; i++) features.push(hstr(`feature ${i}`));
     if (p !== hb.length) corrupt(`${hb.length - p} unexpected bytes at the end of the header`);
-    this.header = { format, producer, package: pkg, version, requirements: { node, features } };
+    // The rest of the header opens INFO; filled in below, once INFO is in hand.
+    this.header = { format, producer: '', package: pkg, version, requirements: { node: '', features: [] } };
     const bad = (m: string): never => {
       throw repError('KILN_REP_CORRUPT', `${pkg}@${version}: ${m}`, { package: pkg, version });
     };
@@ -333,26 +337,30 @@ class Reader implements RepReader {
     this.keys = meta.subarray(o, (o += keysLength));
     this.infoStored = meta.subarray(o, (o += infoLength));
     this.infoRawLength = infoRawLength;
+    this.infoCompression = COMPRESSION_NAMES[v.infoCompression]!;
     this.table = meta.subarray(o, (o += tableLength));
     this.dictStored = meta.subarray(o, (o += dictLength));
     this.dictRawLength = dictRawLength;
+    this.dictCompression = COMPRESSION_NAMES[v.dictCompression]!;
     this.payloadsStart = sealAt + SEAL_SIZE;
     this.entryCount = entryCount;
     this.payloadCount = payloadCount;
 
     // Records: in range, keys contiguous (each starts where the previous ended, and is not empty),
     // sorted and unique.
+    const ir = layout.index;
+    const tr = layout.table;
     let keyEnd = 0;
     let prev: Buffer | undefined;
     for (let i = 0; i < entryCount; i++) {
-      const at = i * INDEX_RECORD.size;
-      const keyOff = this.index.readUInt32LE(at + INDEX_RECORD.keyOffset);
-      const next = i + 1 < entryCount ? this.index.readUInt32LE(at + INDEX_RECORD.size + INDEX_RECORD.keyOffset) : keysLength;
+      const at = i * ir.size;
+      const keyOff = this.index.readUIntLE(at + ir.keyOffset, ir.keyWidth);
+      const next = i + 1 < entryCount ? this.index.readUIntLE(at + ir.size + ir.keyOffset, ir.keyWidth) : keysLength;
       if (keyOff !== keyEnd || next <= keyOff || next > keysLength || next - keyOff > LIMITS.maxString) bad(`index entry ${i}'s key is not where the previous one ended`);
       keyEnd = next;
-      const payload = this.index.readUInt32LE(at + INDEX_RECORD.payload);
-      if (payload !== NO_PAYLOAD && payload >= payloadCount) bad(`index entry ${i} names payload ${payload} of ${payloadCount}`);
-      if (this.index.readUInt32LE(at + INDEX_RECORD.infoOffset) >= infoRawLength) bad(`index entry ${i} points outside INFO`);
+      const payload = this.index.readUIntLE(at + ir.payload, ir.payloadWidth);
+      if (payload !== layout.noPayload && payload >= payloadCount) bad(`index entry ${i} names payload ${payload} of ${payloadCount}`);
+      if (this.index.readUIntLE(at + ir.infoOffset, ir.infoWidth) >= infoRawLength) bad(`index entry ${i} points outside INFO`);
       const key = this.keys.subarray(keyOff, keyEnd);
       if (prev !== undefined) {
         const c = Buffer.compare(prev, key);
@@ -362,32 +370,82 @@ class Reader implements RepReader {
       prev = key;
     }
     if (keyEnd !== keysLength) bad(`${keysLength - keyEnd} bytes of KEYS belong to no entry`);
+    // Payload ranges: each starts where the previous ended; together they are PAYLOADS exactly.
+    let end = 0;
+    const offsets: number[] = [];
     for (let i = 0; i < payloadCount; i++) {
-      const at = i * TABLE_RECORD.size;
-      if (this.table.readUInt32LE(at + TABLE_RECORD.nameOffset) >= infoRawLength) bad(`payload ${i}'s name points outside INFO`);
-      const off = this.table.readUInt32LE(at + TABLE_RECORD.offset);
-      const stored = this.table.readUInt32LE(at + TABLE_RECORD.storedLength);
-      const raw = this.table.readUInt32LE(at + TABLE_RECORD.rawLength);
-      const comp = this.table.readUInt8(at + TABLE_RECORD.compression);
-      if (off > payloadsLength || stored > payloadsLength - off) bad(`payload ${i} lies outside the payload section`);
-      if (raw > LIMITS.maxPayload || stored > LIMITS.maxPayload) bad(`payload ${i} is over the size limit`);
+      const at = i * tr.size;
+      const stored = this.table.readUIntLE(at + tr.storedLength, tr.payloadsWidth);
+      const comp = this.table.readUInt8(at + tr.compression);
+      if (stored > payloadsLength - end) bad(`payload ${i} lies outside the payload section`);
+      if (stored > LIMITS.maxPayload) bad(`payload ${i} is over the size limit`);
       if (comp >= COMPRESSION_NAMES.length) bad(`payload ${i} has unknown compression ${comp}`);
-      if (comp === COMPRESSION.none && raw !== stored) bad(`payload ${i} is stored uncompressed but its lengths differ`);
-      if (comp === COMPRESSION['deflate-dict'] && dictRawLength === 0) bad(`payload ${i} needs the dictionary, and there is none`);
-      if (this.table.readUIntLE(at + TABLE_RECORD.compression + 1, 3) !== 0) bad(`payload ${i} has non-zero padding`);
+      offsets.push(end);
+      end += stored;
     }
+    if (end !== payloadsLength) bad(`${payloadsLength - end} bytes of PAYLOADS belong to no payload`);
+
+    // 6. INFO, walked once: the header's rest (what a consumer checks before anything runs), every
+    // entry's four strings exactly where its index record says, then the payloads' names and raw lengths.
+    const info = this.info;
+    let q = 0;
+    const vu = (what: string): number => {
+      const r = readVarUint(info, q);
+      if (typeof r === 'string') bad(`INFO ${r} (${what})`);
+      [, q] = r as [number, number];
+      return (r as [number, number])[0];
+    };
+    const skip = (what: string): void => {
+      const len = vu(what);
+      if (len > info.length - q) bad(`INFO ends inside ${what}`);
+      q += len;
+    };
+    const vstr = (what: string): string => {
+      const at = q;
+      skip(what);
+      const r = readVarUint(info, at) as [number, number];
+      return decode(info.subarray(r[1], q), what, this.header);
+    };
+    const producer = vstr('the producer');
+    const node = vstr('requirements.node');
+    const featureCount = vu('the feature count');
+    if (featureCount > LIMITS.maxFeatures) bad(`feature count ${featureCount}, over the limit of ${LIMITS.maxFeatures}`);
+    const features: string[] = [];
+    for (let i = 0; i < featureCount; i++) features.push(vstr(`feature ${i}`));
+    this.header = { format, producer, package: pkg, version, requirements: { node, features } };
+    for (let i = 0; i < entryCount; i++) {
+      if (this.index.readUIntLE(i * ir.size + ir.infoOffset, ir.infoWidth) !== q) bad(`index entry ${i}'s INFO offset is not where the previous entry's strings ended`);
+      for (let k = 0; k < 4; k++) skip(`index entry ${i}'s strings`);
+    }
+    const names = new Map<string, number>();
+    this.payloadRecords = [];
+    for (let i = 0; i < payloadCount; i++) {
+      const name = vstr(`payload ${i}'s name`);
+      const rawLength = vu(`payload ${i}'s raw length`);
+      if (name.length === 0) bad(`payload ${i} has no name`);
+      if (names.has(name)) bad(`payload name ${name} is used twice`);
+      names.set(name, i);
+      const stored = this.table.readUIntLE(i * tr.size + tr.storedLength, tr.payloadsWidth);
+      const comp = this.table.readUInt8(i * tr.size + tr.compression);
+      if (rawLength > LIMITS.maxPayload) bad(`payload ${i} is over the size limit`);
+      if (comp === COMPRESSION.none && rawLength !== stored) bad(`payload ${i} is stored uncompressed but its lengths differ`);
+      this.payloadRecords.push({ name, offset: offsets[i]!, rawLength });
+    }
+    if (q !== info.length) bad(`${info.length - q} bytes at the end of INFO belong to nothing`);
+    this.names = names;
   }
 
   private get subject() {
     return { package: this.header.package, version: this.header.version };
   }
 
-  /** A brotli block of the sealed metadata, bounded by its declared raw length. */
-  private inflateBlock(stored: Buffer, rawLength: number, what: string): Buffer {
+  /** A compressed block of the sealed metadata, bounded by its declared raw length. */
+  private inflateBlock(stored: Buffer, rawLength: number, method: Compression, dictionary: () => Buffer, what: string): Buffer {
     let raw: Buffer;
     try {
-      raw = brotliDecompressSync(stored, { maxOutputLength: Math.max(1, rawLength) });
+      raw = decompress(stored, method, rawLength, dictionary);
     } catch (e) {
+      if (e instanceof RepError) throw e;
       throw repError('KILN_REP_CORRUPT', `${this.header.package}@${this.header.version}: ${what} does not decompress`, this.subject, e);
     }
     if (raw.length !== rawLength) {
@@ -397,48 +455,51 @@ class Reader implements RepReader {
   }
 
   private get info(): Buffer {
-    return (this.infoRaw ??= this.inflateBlock(this.infoStored, this.infoRawLength, 'INFO'));
+    return (this.infoRaw ??= this.inflateBlock(this.infoStored, this.infoRawLength, this.infoCompression, () => infoDictionary(this.header.package, this.keys), 'INFO'));
   }
 
-  /** The deflate dictionary, its own hash checked before it is decompressed. */
+  /** The package's DICT (raw; the seal checked its stored bytes at open). */
   private get dictionary(): Buffer {
-    if (this.dictRaw === undefined) {
-      const block = this.dictStored.subarray(32);
-      if (!timingSafeEqual(createHash(HASH).update(block).digest(), this.dictStored.subarray(0, 32))) {
-        throw repError('KILN_REP_INTEGRITY', `${this.header.package}@${this.header.version}: the payload dictionary does not match its integrity hash`, this.subject);
-      }
-      this.dictRaw = this.inflateBlock(block, this.dictRawLength, 'the dictionary');
-    }
-    return this.dictRaw;
+    return (this.dictRaw ??= this.inflateBlock(this.dictStored, this.dictRawLength, this.dictCompression, dictDictionary, 'the dictionary'));
   }
 
-  /** INFO strings at `pos` (u16 length + UTF-8 each). */
+  /** A payload's deflate dictionary: the static one, then DICT. */
+  private payloadDict: Buffer | undefined;
+  private payloadDictDigest: Buffer | undefined;
+  private get payloadDictionary(): Buffer {
+    return (this.payloadDict ??= payloadDictionary(this.keys, this.dictionary));
+  }
+
+  /** INFO strings at `pos` (`vstr` each). */
   private infoStrings(pos: number, n: number, what: string): string[] {
     const info = this.info;
     const out: string[] = [];
     for (let k = 0; k < n; k++) {
-      if (pos + 2 > info.length) throw repError('KILN_REP_CORRUPT', `${this.header.package}@${this.header.version}: ${what} runs past INFO`, this.subject);
-      const len = info.readUInt16LE(pos);
-      if (pos + 2 + len > info.length) throw repError('KILN_REP_CORRUPT', `${this.header.package}@${this.header.version}: ${what} runs past INFO`, this.subject);
-      out.push(decode(info.subarray(pos + 2, pos + 2 + len), what, this.header));
-      pos += 2 + len;
+      const r = readVarUint(info, pos);
+      if (typeof r === 'string') throw repError('KILN_REP_CORRUPT', `${this.header.package}@${this.header.version}: ${what}: INFO ${r}`, this.subject);
+      const [len, start] = r;
+      if (start + len > info.length) throw repError('KILN_REP_CORRUPT', `${this.header.package}@${this.header.version}: ${what} runs past INFO`, this.subject);
+      out.push(decode(info.subarray(start, start + len), what, this.header));
+      pos = start + len;
     }
     return out;
   }
 
   private key(i: number): Buffer {
-    const at = i * INDEX_RECORD.size;
-    const off = this.index.readUInt32LE(at + INDEX_RECORD.keyOffset);
-    const end = i + 1 < this.entryCount ? this.index.readUInt32LE(at + INDEX_RECORD.size + INDEX_RECORD.keyOffset) : this.keys.length;
+    const ir = this.layout.index;
+    const at = i * ir.size;
+    const off = this.index.readUIntLE(at + ir.keyOffset, ir.keyWidth);
+    const end = i + 1 < this.entryCount ? this.index.readUIntLE(at + ir.size + ir.keyOffset, ir.keyWidth) : this.keys.length;
     return this.keys.subarray(off, end);
   }
 
   private entryAt(i: number): RepEntry {
-    const at = i * INDEX_RECORD.size;
+    const ir = this.layout.index;
+    const at = i * ir.size;
     const surface = this.header.package + decode(this.key(i), `index entry ${i}`, this.header);
-    const [declaring, kind, a, b] = this.infoStrings(this.index.readUInt32LE(at + INDEX_RECORD.infoOffset), 4, surface) as [string, string, string, string];
-    const payload = this.index.readUInt32LE(at + INDEX_RECORD.payload);
-    if (payload !== NO_PAYLOAD) {
+    const [declaring, kind, a, b] = this.infoStrings(this.index.readUIntLE(at + ir.infoOffset, ir.infoWidth), 4, surface) as [string, string, string, string];
+    const payload = this.index.readUIntLE(at + ir.payload, ir.payloadWidth);
+    if (payload !== this.layout.noPayload) {
       return { surface, declaring, kind, coverage: { covered: true, payload, export: a } };
     }
     return { surface, declaring, kind, coverage: { covered: false, reason: a, detail: b } };
@@ -466,35 +527,23 @@ class Reader implements RepReader {
     return out;
   }
 
-  private nameAt(i: number): string {
-    return this.infoStrings(this.table.readUInt32LE(i * TABLE_RECORD.size + TABLE_RECORD.nameOffset), 1, `payload ${i}'s name`)[0]!;
-  }
-
   payloadInfo(i: number): RepPayloadInfo {
     this.checkPayloadIndex(i);
-    const at = i * TABLE_RECORD.size;
+    const tr = this.layout.table;
+    const at = i * tr.size;
     const t = this.table;
+    const rec = this.payloadRecords[i]!;
     return {
-      name: this.nameAt(i),
-      offset: this.payloadsStart + t.readUInt32LE(at + TABLE_RECORD.offset),
-      storedLength: t.readUInt32LE(at + TABLE_RECORD.storedLength),
-      rawLength: t.readUInt32LE(at + TABLE_RECORD.rawLength),
-      compression: COMPRESSION_NAMES[t.readUInt8(at + TABLE_RECORD.compression)]!,
-      sha256: t.subarray(at + TABLE_RECORD.sha256, at + TABLE_RECORD.sha256 + 32).toString('hex'),
+      name: rec.name,
+      offset: this.payloadsStart + rec.offset,
+      storedLength: t.readUIntLE(at + tr.storedLength, tr.payloadsWidth),
+      rawLength: rec.rawLength,
+      compression: COMPRESSION_NAMES[t.readUInt8(at + tr.compression)]!,
+      sha256: t.subarray(at + tr.sha256, at + tr.sha256 + 32).toString('hex'),
     };
   }
 
   payloadIndex(name: string): number | undefined {
-    if (this.names === undefined) {
-      const names = new Map<string, number>();
-      for (let i = 0; i < this.payloadCount; i++) {
-        const n = this.nameAt(i);
-        if (n.length === 0) throw repError('KILN_REP_CORRUPT', `${this.header.package}@${this.header.version}: payload ${i} has no name`, this.subject);
-        if (names.has(n)) throw repError('KILN_REP_CORRUPT', `${this.header.package}@${this.header.version}: payload name ${n} is used twice`, this.subject);
-        names.set(n, i);
-      }
-      this.names = names;
-    }
     return this.names.get(name);
   }
 
@@ -506,8 +555,9 @@ class Reader implements RepReader {
     this.bytesRead += info.storedLength;
     const stored = this.src.read(info.offset, info.storedLength);
     // Integrity before anything else looks at the bytes.
-    const at = i * TABLE_RECORD.size + TABLE_RECORD.sha256;
-    if (!timingSafeEqual(createHash(HASH).update(stored).digest(), this.table.subarray(at, at + 32))) {
+    const at = i * this.layout.table.size + this.layout.table.sha256;
+    const digest = payloadDigest(stored, info.compression, () => (this.payloadDictDigest ??= createHash(HASH).update(this.payloadDictionary).digest()));
+    if (!timingSafeEqual(digest, this.table.subarray(at, at + 32))) {
       throw repError('KILN_REP_INTEGRITY', `${where} does not match its integrity hash (the file was altered after it was written)`, {
         ...this.subject,
         requirement: info.name,
@@ -515,21 +565,7 @@ class Reader implements RepReader {
     }
     let raw: Buffer;
     try {
-      const bound = { maxOutputLength: Math.max(1, info.rawLength) };
-      switch (info.compression) {
-        case 'none':
-          raw = stored;
-          break;
-        case 'deflate':
-          raw = inflateRawSync(stored, bound);
-          break;
-        case 'deflate-dict':
-          raw = inflateRawSync(stored, { ...bound, dictionary: this.dictionary });
-          break;
-        case 'brotli':
-          raw = brotliDecompressSync(stored, bound);
-          break;
-      }
+      raw = decompress(stored, info.compression, info.rawLength, () => this.payloadDictionary);
     } catch (e) {
       if (e instanceof RepError) throw e;
       throw repError('KILN_REP_CORRUPT', `${where} does not decompress (${(e as Error).message})`, this.subject, e);
@@ -548,6 +584,21 @@ class Reader implements RepReader {
 
   close(): void {
     this.src.close();
+  }
+}
+
+/** Stored bytes decompressed by `method`, never to more than `rawLength` bytes (a bomb cannot allocate more). */
+function decompress(stored: Buffer, method: Compression, rawLength: number, dictionary: () => Buffer): Buffer {
+  const bound = { maxOutputLength: Math.max(1, rawLength) };
+  switch (method) {
+    case 'none':
+      return stored;
+    case 'deflate':
+      return inflateRawSync(stored, bound);
+    case 'deflate-dict':
+      return inflateRawSync(stored, { ...bound, dictionary: dictionary() });
+    case 'brotli':
+      return brotliDecompressSync(stored, bound);
   }
 }
 

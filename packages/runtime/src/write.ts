@@ -8,26 +8,29 @@
  * - Refuses (KILN_REP_INVALID) a model that breaks the data model's invariants rather than writing a
  *   file a reader would refuse: entries sorted in code-point order and unique, payload indices in range,
  *   payload names unique and non-empty, every string and count within format.ts's LIMITS.
- * - A payload is stored compressed only when that makes it smaller (else `none`).
+ * - A payload is stored compressed only when that makes it smaller (else `none`); INFO and DICT in
+ *   whichever of none, brotli and deflate-dict is smallest.
  */
 import { readRepresentation } from './read.js';
 import { createHash } from 'node:crypto';
 import { brotliCompressSync, constants as zc, deflateRawSync } from 'node:zlib';
 import { repError } from './errors.js';
+import { dictDictionary, infoDictionary, payloadDictionary, payloadDigest } from './dictionary.js';
 import {
   COMPRESSION,
   DEFAULT_COMPRESSION,
   HASH,
-  INDEX_RECORD,
   LIMITS,
   MAGIC,
   MAX_DICTIONARY,
-  NO_PAYLOAD,
   PREFIX,
+  PREFIX_FIELDS,
   REPRESENTATION_FORMAT,
   SEAL_SIZE,
-  TABLE_RECORD,
+  recordLayout,
+  varUint,
   type Compression,
+  type PrefixValues,
 } from './format.js';
 import type { Representation } from './model.js';
 
@@ -125,6 +128,22 @@ export function compressPayload(raw: Uint8Array, compression: Compression, dicti
   }
 }
 
+/** A metadata block (INFO, DICT) in whichever of none, brotli and deflate-dict is smallest (ties: that order). */
+function compressBlock(raw: Buffer, dictionary: Buffer): { method: Compression; bytes: Uint8Array } {
+  let best: { method: Compression; bytes: Uint8Array } = { method: 'none', bytes: raw };
+  if (raw.length === 0) return best;
+  for (const method of ['brotli', 'deflate-dict'] as const) {
+    const bytes = compressPayload(raw, method, dictionary);
+    if (bytes.length < best.bytes.length) best = { method, bytes };
+  }
+  return best;
+}
+
+/** Fixed-width little-endian unsigned integer `v` in `w` bytes at `at`. */
+function put(b: Buffer, v: number, at: number, w: number): void {
+  b.writeUIntLE(v, at, w);
+}
+
 export function encodeRepresentation(rep: Representation, opts: EncodeOptions = {}): Uint8Array {
   const compression = opts.compression ?? DEFAULT_COMPRESSION;
   if (!Object.prototype.hasOwnProperty.call(COMPRESSION, compression)) invalid(rep, `unknown compression ${String(compression)}`);
@@ -142,7 +161,7 @@ export function encodeRepresentation(rep: Representation, opts: EncodeOptions = 
     if (b.toString('utf8') !== s) invalid(rep, `${what} is not valid Unicode (lone surrogate)`);
     return b;
   };
-  /** `str`: u16 length + bytes, appended to `parts`. */
+  /** `str` (u16 length + bytes: the stable label only), appended to `parts`. */
   const str = (parts: Buffer[], s: unknown, what: string): number => {
     const b = bytesOf(s, what);
     const len = Buffer.alloc(2);
@@ -150,31 +169,39 @@ export function encodeRepresentation(rep: Representation, opts: EncodeOptions = 
     parts.push(len, b);
     return 2 + b.length;
   };
+  /** `vstr` (varint length + bytes), appended to `parts`. */
+  const vstr = (parts: Buffer[], s: unknown, what: string): number => {
+    const b = bytesOf(s, what);
+    const len = varUint(b.length);
+    parts.push(len, b);
+    return len.length + b.length;
+  };
 
-  // HEADER
+  // HEADER: the stable label. The rest of the header opens INFO (compressed with it).
   const hparts: Buffer[] = [];
   str(hparts, header.package, 'header.package');
   str(hparts, header.version, 'header.version');
-  str(hparts, header.producer, 'header.producer');
-  str(hparts, header.requirements.node, 'header.requirements.node');
-  const features = header.requirements.features;
-  if (features.length > LIMITS.maxFeatures) invalid(rep, `${features.length} features (limit ${LIMITS.maxFeatures})`);
-  const fc = Buffer.alloc(2);
-  fc.writeUInt16LE(features.length);
-  hparts.push(fc);
-  features.forEach((f, i) => str(hparts, f, `header.requirements.features[${i}]`));
   const headerBytes = Buffer.concat(hparts);
   if (headerBytes.length > LIMITS.maxHeader) invalid(rep, `header is ${headerBytes.length} bytes (limit ${LIMITS.maxHeader})`);
 
-  // INDEX, KEYS, INFO (entries)
-  const index = Buffer.alloc(entries.length * INDEX_RECORD.size);
+  // KEYS, INFO (entries); the index's values, written once the record widths are known.
+  const keyOffsets: number[] = [];
+  const payloadOf: (number | undefined)[] = [];
+  const infoOffsets: number[] = [];
   const keys: Buffer[] = [];
   let keysLength = 0;
   const info: Buffer[] = [];
   let infoLength = 0;
+  infoLength += vstr(info, header.producer, 'header.producer');
+  infoLength += vstr(info, header.requirements.node, 'header.requirements.node');
+  const features = header.requirements.features;
+  if (features.length > LIMITS.maxFeatures) invalid(rep, `${features.length} features (limit ${LIMITS.maxFeatures})`);
+  const fc = varUint(features.length);
+  info.push(fc);
+  infoLength += fc.length;
+  features.forEach((f, i) => (infoLength += vstr(info, f, `header.requirements.features[${i}]`)));
   let prev: Buffer | undefined;
   entries.forEach((e, i) => {
-    const at = i * INDEX_RECORD.size;
     // Every surface identity starts with the package's name (header.package); KEYS holds the rest.
     const sep = e.surface.charAt(header.package.length);
     if (!e.surface.startsWith(header.package) || (sep !== '#' && sep !== '/')) invalid(rep, `entries[${i}].surface ${e.surface} is not a surface of ${header.package}`);
@@ -186,28 +213,29 @@ export function encodeRepresentation(rep: Representation, opts: EncodeOptions = 
     }
     prev = key;
     if (key.length === 0 || key.length > LIMITS.maxString) invalid(rep, `entries[${i}].surface has an empty or over-long name`);
-    index.writeUInt32LE(keysLength, at + INDEX_RECORD.keyOffset);
+    keyOffsets.push(keysLength);
     keys.push(key);
     keysLength += key.length;
-    index.writeUInt32LE(infoLength, at + INDEX_RECORD.infoOffset);
-    infoLength += str(info, e.declaring, `${e.surface} declaring`);
-    infoLength += str(info, e.kind, `${e.surface} kind`);
+    infoOffsets.push(infoLength);
+    infoLength += vstr(info, e.declaring, `${e.surface} declaring`);
+    infoLength += vstr(info, e.kind, `${e.surface} kind`);
     const cov = e.coverage;
     if (cov?.covered === true) {
       if (!Number.isInteger(cov.payload) || cov.payload < 0 || cov.payload >= payloads.length) {
         invalid(rep, `${e.surface}: payload index ${cov.payload} out of range (${payloads.length} payloads)`);
       }
-      infoLength += str(info, cov.export, `${e.surface} export`);
-      infoLength += str(info, '', `${e.surface}`);
-      index.writeUInt32LE(cov.payload, at + INDEX_RECORD.payload);
+      infoLength += vstr(info, cov.export, `${e.surface} export`);
+      infoLength += vstr(info, '', `${e.surface}`);
+      payloadOf.push(cov.payload);
     } else if (cov?.covered === false) {
-      infoLength += str(info, cov.reason, `${e.surface} reason`);
-      infoLength += str(info, cov.detail, `${e.surface} detail`);
-      index.writeUInt32LE(NO_PAYLOAD, at + INDEX_RECORD.payload);
+      infoLength += vstr(info, cov.reason, `${e.surface} reason`);
+      infoLength += vstr(info, cov.detail, `${e.surface} detail`);
+      payloadOf.push(undefined);
     } else invalid(rep, `${e.surface}: coverage.covered is neither true nor false`);
   });
+  const keysBytes = Buffer.concat(keys, keysLength);
 
-  // TABLE, INFO (payload names), DICT, PAYLOADS
+  // PAYLOADS, DICT, INFO (payload names)
   const names = new Set<string>();
   const raws = payloads.map((p, i) => {
     if (typeof p?.name !== 'string' || p.name.length === 0) invalid(rep, `payloads[${i}] has no name`);
@@ -219,72 +247,85 @@ export function encodeRepresentation(rep: Representation, opts: EncodeOptions = 
     if (raw.length > LIMITS.maxPayload) invalid(rep, `payload ${p.name} is ${raw.length} bytes (limit ${LIMITS.maxPayload})`);
     return raw;
   });
-  // Payloads stored with `compression`; for deflate-dict, also without the dictionary, and the smaller
-  // file wins (one tiny payload can cost more in a dictionary than it saves).
-  const store = (method: Compression, dictionary: Buffer) => {
+  // Payloads stored with `compression`; for deflate-dict, with and without a package dictionary (the
+  // static one is always there), and the smaller file wins (one tiny payload can cost more in a package
+  // dictionary than it saves).
+  const store = (method: Compression, packageDictionary: Buffer) => {
+    const dictionary = method === 'deflate-dict' ? payloadDictionary(keysBytes, packageDictionary) : undefined;
     const stored: Uint8Array[] = [];
     const methods: Compression[] = [];
     let length = 0;
-    let dictUsed = false;
     for (const raw of raws) {
       let m: Compression = method;
       let bytes = compressPayload(raw, method, dictionary);
       if (bytes.length >= raw.length) [m, bytes] = ['none', raw];
-      if (m === 'deflate-dict') dictUsed = true;
       stored.push(bytes);
       methods.push(m);
       length += bytes.length;
     }
-    const dictRaw = dictUsed ? dictionary : Buffer.alloc(0);
-    const dictBrotli = dictRaw.length > 0 ? brotli(dictRaw) : Buffer.alloc(0);
-    const dictBlock = dictRaw.length > 0 ? Buffer.concat([createHash(HASH).update(dictBrotli).digest(), dictBrotli]) : dictBrotli;
-    return { stored, methods, length, dictRaw, dictBlock };
+    const usesDict = packageDictionary.length > 0 && methods.includes('deflate-dict');
+    const dictRaw = usesDict ? packageDictionary : Buffer.alloc(0);
+    const dictBlock = compressBlock(dictRaw, dictDictionary());
+    const window = payloadDictionary(keysBytes, dictRaw);
+    return { stored, methods, length, dictRaw, dictBlock, windowDigest: createHash(HASH).update(window).digest() };
   };
-  let chosen = compression === 'deflate-dict' ? store('deflate-dict', buildDictionary(payloads.map((p) => p.code))) : store(compression, Buffer.alloc(0));
+  let chosen = store(compression, Buffer.alloc(0));
   if (compression === 'deflate-dict') {
-    const plain = store('deflate', Buffer.alloc(0));
-    if (plain.length + plain.dictBlock.length < chosen.length + chosen.dictBlock.length) chosen = plain;
+    const withDict = store('deflate-dict', buildDictionary(payloads.map((p) => p.code)));
+    if (withDict.length + withDict.dictBlock.bytes.length < chosen.length + chosen.dictBlock.bytes.length) chosen = withDict;
   }
   const { stored, dictRaw, dictBlock } = chosen;
   const payloadsLength = chosen.length;
-  const table = Buffer.alloc(payloads.length * TABLE_RECORD.size);
-  let offset = 0;
   payloads.forEach((p, i) => {
-    const bytes = stored[i]!;
-    const at = i * TABLE_RECORD.size;
-    table.writeUInt32LE(infoLength, at + TABLE_RECORD.nameOffset);
-    infoLength += str(info, p.name, `payloads[${i}].name`);
-    table.writeUInt32LE(offset, at + TABLE_RECORD.offset);
-    table.writeUInt32LE(bytes.length, at + TABLE_RECORD.storedLength);
-    table.writeUInt32LE(raws[i]!.length, at + TABLE_RECORD.rawLength);
-    table.writeUInt8(COMPRESSION[chosen.methods[i]!], at + TABLE_RECORD.compression);
-    createHash(HASH).update(bytes).digest().copy(table, at + TABLE_RECORD.sha256);
-    offset += bytes.length;
+    infoLength += vstr(info, p.name, `payloads[${i}].name`);
+    const raw = varUint(raws[i]!.length);
+    info.push(raw);
+    infoLength += raw.length;
   });
   if (keysLength > LIMITS.maxKeys) invalid(rep, `KEYS is ${keysLength} bytes (limit ${LIMITS.maxKeys})`);
   if (infoLength > LIMITS.maxInfo) invalid(rep, `INFO is ${infoLength} bytes (limit ${LIMITS.maxInfo})`);
-  const infoBlock = brotli(Buffer.concat(info, infoLength));
+  const infoBlock = compressBlock(Buffer.concat(info, infoLength), infoDictionary(header.package, keysBytes));
 
-  // PREFIX
-  const prefix = Buffer.alloc(PREFIX.size);
-  prefix.set(MAGIC, PREFIX.magic);
-  const fields: [number, number][] = [
-    [PREFIX.format, REPRESENTATION_FORMAT],
-    [PREFIX.prefixLength, PREFIX.size],
-    [PREFIX.headerLength, headerBytes.length],
-    [PREFIX.entryCount, entries.length],
-    [PREFIX.keysLength, keysLength],
-    [PREFIX.infoLength, infoBlock.length],
-    [PREFIX.infoRawLength, infoLength],
-    [PREFIX.payloadCount, payloads.length],
-    [PREFIX.dictLength, dictBlock.length],
-    [PREFIX.dictRawLength, dictRaw.length],
-    [PREFIX.payloadsLength, payloadsLength],
-    [PREFIX.flags, 0],
-  ];
-  for (const [at, v] of fields) prefix.writeUInt32LE(v, at);
+  // INDEX and TABLE, in the widths the prefix implies.
+  const values: PrefixValues = {
+    headerLength: headerBytes.length,
+    entryCount: entries.length,
+    keysLength,
+    infoLength: infoBlock.bytes.length,
+    infoRawLength: infoLength,
+    payloadCount: payloads.length,
+    dictLength: dictBlock.bytes.length,
+    dictRawLength: dictRaw.length,
+    payloadsLength,
+    infoCompression: COMPRESSION[infoBlock.method],
+    dictCompression: COMPRESSION[dictBlock.method],
+  };
+  const layout = recordLayout(values);
+  const { index: ir, table: tr } = layout;
+  const index = Buffer.alloc(entries.length * ir.size);
+  entries.forEach((_, i) => {
+    const at = i * ir.size;
+    put(index, keyOffsets[i]!, at + ir.keyOffset, ir.keyWidth);
+    put(index, payloadOf[i] ?? layout.noPayload, at + ir.payload, ir.payloadWidth);
+    put(index, infoOffsets[i]!, at + ir.infoOffset, ir.infoWidth);
+  });
+  const table = Buffer.alloc(payloads.length * tr.size);
+  payloads.forEach((_, i) => {
+    const bytes = stored[i]!;
+    const at = i * tr.size;
+    put(table, bytes.length, at + tr.storedLength, tr.payloadsWidth);
+    table.writeUInt8(COMPRESSION[chosen.methods[i]!], at + tr.compression);
+    payloadDigest(bytes, chosen.methods[i]!, () => chosen.windowDigest).copy(table, at + tr.sha256);
+  });
 
-  const sealed = Buffer.concat([prefix, headerBytes, index, ...keys, infoBlock, table, dictBlock]);
+  // STABLE + PREFIX
+  const varints = Buffer.concat(PREFIX_FIELDS.map((f) => varUint(values[f])));
+  const stable = Buffer.alloc(PREFIX.stable);
+  stable.set(MAGIC, PREFIX.magic);
+  stable.writeUInt32LE(REPRESENTATION_FORMAT, PREFIX.format);
+  stable.writeUInt32LE(PREFIX.stable + varints.length, PREFIX.prefixLength);
+
+  const sealed = Buffer.concat([stable, varints, headerBytes, index, keysBytes, infoBlock.bytes, table, dictBlock.bytes]);
   const total = sealed.length + SEAL_SIZE + payloadsLength;
   if (total > LIMITS.maxTotal) invalid(rep, `representation is ${total} bytes (limit ${LIMITS.maxTotal})`);
   const seal = createHash(HASH).update(sealed).digest();

@@ -26,6 +26,7 @@ import {
   type RepEntry,
   type RepReader,
   type Representation,
+  REPRESENTATION_FORMAT,
 } from '@kiln/runtime';
 import { refusal } from './lib/refusal.js';
 
@@ -88,7 +89,7 @@ function rep(over: Partial<Representation['header']> = {}): Representation {
     entry('weird', { covered: false, reason: 'KILN_REP_UNCOVERED_NATIVE_ADDON', detail: 'weird loads a .node binary' }),
   ];
   return {
-    header: { format: 1, producer: '@kiln/core 0.1.0', package: P, version: '2.0.0', requirements: { node: '20.0.0', features: ['cjs-payloads'] }, ...over },
+    header: { format: 2, producer: '@kiln/core 0.1.0', package: P, version: '2.0.0', requirements: { node: '20.0.0', features: ['cjs-payloads'] }, ...over },
     entries,
     payloads,
   };
@@ -225,7 +226,7 @@ describe('refusals before any result', () => {
 
   it('a reader of another format version: KILN_REP_UNSUPPORTED_VERSION before anything is evaluated', () => {
     const reader = open();
-    const foreign = Object.create(reader, { header: { value: { ...reader.header, format: 2 } } });
+    const foreign = Object.create(reader, { header: { value: { ...reader.header, format: REPRESENTATION_FORMAT + 1 } } });
     const e = refusal(() => callExport(foreign, `${P}#increment`));
     expect(e.code).toBe('KILN_REP_UNSUPPORTED_VERSION');
     expect([e.package, e.version]).toEqual([P, '2.0.0']);
@@ -301,7 +302,7 @@ describe('another package a payload imports', () => {
       writeFileSync(
         join(dep, 'dist', 'kiln.rep'),
         encodeRepresentation({
-          header: { format: 1, producer: 'test', package: '@dep/lib', version: '', requirements: { node: '20.0.0', features: ['cjs-payloads'] } },
+          header: { format: 2, producer: 'test', package: '@dep/lib', version: '', requirements: { node: '20.0.0', features: ['cjs-payloads'] } },
           entries: [
             { surface: '@dep/lib#Shape', declaring: '@dep/lib:src/index.ts#Shape', kind: 'interface', coverage: { covered: false, reason: 'KILN_REP_UNCOVERED_TYPE_ONLY', detail: 'an interface' } },
             { surface: '@dep/lib#twice', declaring: '@dep/lib:src/index.ts#twice', kind: 'function', coverage: { covered: true, payload: 0, export: 'twice' } },
@@ -310,7 +311,7 @@ describe('another package a payload imports', () => {
         }),
       );
       const main = encodeRepresentation({
-        header: { format: 1, producer: 'test', package: '@app/x', version: '1.0.0', requirements: { node: '20.0.0', features: ['cjs-payloads'] } },
+        header: { format: 2, producer: 'test', package: '@app/x', version: '1.0.0', requirements: { node: '20.0.0', features: ['cjs-payloads'] } },
         entries: [
           { surface: '@app/x#quad', declaring: '@app/x:src/index.ts#quad', kind: 'function', coverage: { covered: true, payload: 0, export: 'quad' } },
           { surface: '@app/x#shape', declaring: '@app/x:src/index.ts#shape', kind: 'function', coverage: { covered: true, payload: 0, export: 'shape' } },

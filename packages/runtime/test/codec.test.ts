@@ -13,12 +13,13 @@ import {
   openRepresentation,
   readRepresentation,
   REP_HINTS,
-  INDEX_RECORD,
   PREFIX,
   REPRESENTATION_FORMAT,
-  TABLE_RECORD,
+  STATIC_DICTIONARY_SHA256,
+  staticDictionary,
   type Representation,
 } from '@kiln/runtime';
+import { layoutOf } from '../../../tools/lib/rep-layout.mjs';
 import { refusal } from './lib/refusal.js';
 import { CODES } from '@kiln/core';
 import { makeRepresentation } from '../../../tools/lib/rep-corpus.mjs';
@@ -28,6 +29,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const big: Representation = makeRepresentation({ exports: 400, uncovered: 5 });
 const bigBytes = encodeRepresentation(big);
+const lay = layoutOf(bigBytes);
 
 describe('round trip', () => {
   it('decodes from bytes exactly what was encoded', () => {
@@ -47,7 +49,7 @@ describe('round trip', () => {
 
   it('round trips edge content: no entries, no payloads, astral surfaces, empty code', () => {
     const rep: Representation = {
-      header: { format: 1, producer: 'p', package: 'é', version: '0.0.0', requirements: { node: '20.0.0', features: [] } },
+      header: { format: 2, producer: 'p', package: 'é', version: '0.0.0', requirements: { node: '20.0.0', features: [] } },
       entries: [
         { surface: 'é#a', declaring: 'x', kind: 'const', coverage: { covered: true, payload: 0, export: 'a' } },
         { surface: 'é#\uffff', declaring: 'y', kind: 'const', coverage: { covered: false, reason: 'KILN_REP_UNCOVERED_X', detail: '' } },
@@ -115,7 +117,7 @@ function similarModules(n: number): Representation {
     }
   }
   entries.sort((a, b) => (Buffer.compare(Buffer.from(a.surface), Buffer.from(b.surface))));
-  return { header: { format: 1, producer: 'test', package: '@acme/similar', version: '1.0.0', requirements: { node: '20.19.0', features: ['cjs-payloads'] } }, entries, payloads };
+  return { header: { format: 2, producer: 'test', package: '@acme/similar', version: '1.0.0', requirements: { node: '20.19.0', features: ['cjs-payloads'] } }, entries, payloads };
 }
 
 /** The same content as one JSON document, each payload with its SHA-256 in hex (bench-representation-size's measure). */
@@ -134,7 +136,7 @@ describe('size (issue 15 point 2: at most 0.3× the same content as JSON)', () =
     r.close();
   });
 
-  it('never larger than without a dictionary: a tiny payload is stored plain (the dictionary would cost more than it saves)', () => {
+  it('never larger than without a package dictionary: a tiny payload references the static dictionary only', () => {
     for (const n of [1, 2, 4, 8]) {
       const rep = similarModules(n);
       expect(encodeRepresentation(rep).length).toBeLessThanOrEqual(encodeRepresentation(rep, { compression: 'deflate' }).length);
@@ -148,7 +150,18 @@ describe('size (issue 15 point 2: at most 0.3× the same content as JSON)', () =
     writeFileSync(file, bytes);
     const r = openRepresentation(file);
     expect(r.sections.dict).toBe(0);
-    expect(['deflate', 'none']).toContain(r.payloadInfo(0).compression);
+    expect(r.payloadInfo(0).compression).toBe('deflate-dict');
+    r.close();
+  });
+
+  it("the static dictionary is format 2's: pinned by its SHA-256, and a payload of common boilerplate is a few back-references into it", () => {
+    expect(createHash('sha256').update(staticDictionary()).digest('hex')).toBe(STATIC_DICTIONARY_SHA256);
+    const rep = similarModules(1);
+    rep.payloads = [{ name: 'e-0.js', code: "'use strict';\n\nObject.defineProperty(exports, '__esModule', { value: true });\n\nexports.value = 42;\n" }];
+    rep.entries = rep.entries.map((e) => ({ ...e, coverage: { covered: true, payload: 0, export: 'value' } }));
+    const r = openRepresentation(encodeRepresentation(rep));
+    // Without a dictionary deflate stores these 86 bytes in ~70; the static dictionary holds the idiom.
+    expect(r.payloadInfo(0).storedLength).toBeLessThan(40);
     r.close();
   });
 });
@@ -186,7 +199,7 @@ describe('refusals when reading', () => {
     expect(refusal(() => openRepresentation(Buffer.from('{"header":{}}'))).code).toBe('KILN_REP_NOT_A_REPRESENTATION');
   });
 
-  it('a future format version is refused naming the package and version, having read only the label', () => {
+  it('a future (or the former) format version is refused naming the package and version, having read only the label', () => {
     const future = patched(bigBytes, (b) => b.writeUInt32LE(REPRESENTATION_FORMAT + 1, PREFIX.format));
     let e = refusal(() => openRepresentation(future));
     expect(e.code).toBe('KILN_REP_UNSUPPORTED_VERSION');
@@ -206,53 +219,70 @@ describe('refusals when reading', () => {
     expect(e.code).toBe('KILN_REP_UNSUPPORTED_VERSION');
     expect(e.package).toBeUndefined();
     expect(e.message).toContain('could not be read');
-    // Version 0 is not supported either.
+    // Version 0 is not supported either, nor format 1 (its u32 prefix, 12- and 52-byte records).
     expect(refusal(() => openRepresentation(patched(bigBytes, (b) => b.writeUInt32LE(0, PREFIX.format)))).code).toBe('KILN_REP_UNSUPPORTED_VERSION');
+    e = refusal(() => openRepresentation(patched(bigBytes, (b) => b.writeUInt32LE(1, PREFIX.format))));
+    expect(e.code).toBe('KILN_REP_UNSUPPORTED_VERSION');
+    expect(e.message).toContain('@acme/ledger@1.4.2: its representation is format 1');
   });
 
   it('truncated anywhere: KILN_REP_CORRUPT (before any allocation from its counts)', () => {
-    for (const n of [12, 20, PREFIX.size, 100, 5000, bigBytes.length - 1]) {
+    for (const n of [12, 20, lay.prefixLength - 1, lay.prefixLength, 100, 5000, bigBytes.length - 1]) {
       expect(refusal(() => openRepresentation(bigBytes.subarray(0, n))).code, `at ${n}`).toBe('KILN_REP_CORRUPT');
     }
     const trailing = Buffer.concat([bigBytes, Buffer.from([0])]);
     expect(refusal(() => openRepresentation(trailing)).code).toBe('KILN_REP_CORRUPT');
   });
 
-  it('huge counts: KILN_REP_CORRUPT', () => {
-    for (const at of [PREFIX.entryCount, PREFIX.payloadCount, PREFIX.headerLength, PREFIX.infoRawLength, PREFIX.payloadsLength]) {
-      const e = refusal(() => openRepresentation(patched(bigBytes, (b) => b.writeUInt32LE(0xffffffff, at))));
-      expect(e.code, `field at ${at}`).toBe('KILN_REP_CORRUPT');
+  it('huge counts, overlong or padded varints: KILN_REP_CORRUPT', () => {
+    for (const name of ['entryCount', 'payloadCount', 'headerLength', 'infoRawLength', 'payloadsLength']) {
+      const [at, len] = lay.fields[name]!;
+      // The same number of bytes, every group's continuation bit set but the last: the largest value that fits.
+      const e = refusal(() => openRepresentation(patched(bigBytes, (b) => b.fill(0xff, at, at + len - 1).writeUInt8(0x7f, at + len - 1))));
+      expect(e.code, name).toBe('KILN_REP_CORRUPT');
     }
+    // A value written with a trailing zero group (not minimal): refused, so one file has one encoding.
+    const [at] = lay.fields.dictCompression!;
+    const padded = Buffer.concat([bigBytes.subarray(0, at), Buffer.from([bigBytes[at]! | 0x80, 0]), bigBytes.subarray(at + 1)]);
+    padded.writeUInt32LE(lay.prefixLength + 1, PREFIX.prefixLength);
+    expect(refusal(() => openRepresentation(padded)).message).toContain('not minimally encoded');
   });
 
   // Structural damage behind a recomputed seal: the checks after the seal refuse it on their own.
-  const layout = openRepresentation(bigBytes).sections;
-  const sealAt = layout.total - layout.payloads - layout.seal;
-  const indexAt = layout.prefix + layout.header;
-  const tableAt = indexAt + layout.index + layout.keys + layout.info;
+  const { sealAt, indexAt, tableAt } = lay;
   const resealed = (f: (b: Buffer) => void) =>
     patched(bigBytes, (b) => {
       f(b);
       createHash('sha256').update(b.subarray(0, sealAt)).digest().copy(b, sealAt);
     });
-  const rec = (i: number) => indexAt + i * INDEX_RECORD.size;
+  const ix = lay.index;
+  const rec = (i: number) => indexAt + i * ix.size;
+  const tab = (i: number) => tableAt + i * lay.table.size;
+  const payloadsLength = lay.fields.payloadsLength![2];
   it.each([
-    ['two index records swapped (unsorted)', (b: Buffer) => {
+    ['two index records swapped (unsorted)', 'not where the previous one ended', (b: Buffer) => {
       const a = Buffer.from(b.subarray(rec(10), rec(11)));
       b.copy(b, rec(10), rec(11), rec(12));
       a.copy(b, rec(11));
     }],
-    ['an index record duplicated', (b: Buffer) => b.copy(b, rec(11), rec(10), rec(11))],
-    ['a payload index out of range', (b: Buffer) => b.writeUInt32LE(5000, rec(20) + INDEX_RECORD.payload)],
-    ['a key offset out of range', (b: Buffer) => b.writeUInt32LE(0xfffffff0, rec(20) + INDEX_RECORD.keyOffset)],
-    ['an INFO offset out of range', (b: Buffer) => b.writeUInt32LE(0xfffffff0, rec(20) + INDEX_RECORD.infoOffset)],
-    ['a payload offset out of range', (b: Buffer) => b.writeUInt32LE(0xfffffff0, tableAt + 7 * TABLE_RECORD.size + TABLE_RECORD.offset)],
-    ['a payload length out of range', (b: Buffer) => b.writeUInt32LE(layout.payloads, tableAt + 7 * TABLE_RECORD.size + TABLE_RECORD.storedLength)],
-    ['a huge raw length', (b: Buffer) => b.writeUInt32LE(0xffffffff, tableAt + 7 * TABLE_RECORD.size + TABLE_RECORD.rawLength)],
-    ['an unknown compression', (b: Buffer) => b.writeUInt8(9, tableAt + 7 * TABLE_RECORD.size + TABLE_RECORD.compression)],
-    ['an entry count one higher', (b: Buffer) => b.writeUInt32LE(b.readUInt32LE(PREFIX.entryCount) + 1, PREFIX.entryCount)],
-  ])('%s, resealed: KILN_REP_CORRUPT naming the package', (_, f) => {
+    ['an index record duplicated', 'not where the previous one ended', (b: Buffer) => b.copy(b, rec(11), rec(10), rec(11))],
+    ['a payload index out of range', 'names payload', (b: Buffer) => b.writeUIntLE(lay.fields.payloadCount![2], rec(20) + ix.key, ix.payload)],
+    ['a key offset out of range', 'not where the previous one ended', (b: Buffer) => b.writeUIntLE(2 ** (8 * ix.key) - 1, rec(20), ix.key)],
+    ['an INFO offset out of range', 'outside INFO', (b: Buffer) => b.writeUIntLE(2 ** (8 * ix.info) - 1, rec(20) + ix.key + ix.payload, ix.info)],
+    ['an INFO offset in range but another entry\'s', "INFO offset is not where the previous entry's strings ended", (b: Buffer) => b.copy(b, rec(20) + ix.key + ix.payload, rec(19) + ix.key + ix.payload, rec(20))],
+    ['a payload length out of range', 'lies outside the payload section', (b: Buffer) => b.writeUIntLE(payloadsLength, tab(7), lay.table.stored)],
+    ['a payload length one short (the lengths no longer add up)', 'belong to no payload', (b: Buffer) => b.writeUIntLE(b.readUIntLE(tab(7), lay.table.stored) - 1, tab(7), lay.table.stored)],
+    ['an unknown compression', 'unknown compression', (b: Buffer) => b.writeUInt8(9, tab(7) + lay.table.stored)],
+  ])('%s, resealed: KILN_REP_CORRUPT naming the package', (_, says, f) => {
     const e = refusal(() => openRepresentation(resealed(f)));
+    expect(e.code).toBe('KILN_REP_CORRUPT');
+    expect(e.package).toBe('@acme/ledger');
+    expect(e.message).toContain(says);
+  });
+
+  it('an entry count one higher, resealed: KILN_REP_CORRUPT (the sections no longer add up)', () => {
+    const [at] = lay.fields.entryCount!;
+    const e = refusal(() => openRepresentation(resealed((b) => (b[at]! += 1))));
     expect(e.code).toBe('KILN_REP_CORRUPT');
   });
 
@@ -264,9 +294,7 @@ describe('refusals when reading', () => {
     const e = (surface: string) => ({ surface, declaring: 'd', kind: 'const', coverage: { covered: false as const, reason: 'R', detail: '' } });
     const rep: Representation = { header: { ...big.header, package: 'p' }, entries: [e('p#a'), e('p#b'), e('p#d')], payloads: [] };
     const bytes = encodeRepresentation(rep);
-    const l = openRepresentation(bytes).sections;
-    const keysAt = l.prefix + l.header + l.index;
-    const at = l.total - l.payloads - l.seal;
+    const { keysAt, sealAt: at } = layoutOf(bytes);
     const b = Buffer.from(bytes);
     // KEYS holds each surface without the package's name.
     expect(b.subarray(keysAt, keysAt + 6).toString()).toBe('#a#b#d');
@@ -275,24 +303,36 @@ describe('refusals when reading', () => {
     expect(refusal(() => openRepresentation(b)).code).toBe('KILN_REP_CORRUPT');
   });
 
-  it('an altered payload dictionary, resealed: KILN_REP_INTEGRITY before any payload that needs it is decoded', () => {
-    expect(layout.dict).toBeGreaterThan(32);
-    const dictAt = tableAt + layout.table;
-    const r = openRepresentation(resealed((b) => (b[dictAt + 40]! ^= 4)));
+  it('an altered payload dictionary: KILN_REP_INTEGRITY when opening (the seal covers it); resealed, KILN_REP_CORRUPT before any payload that needs it is decoded', () => {
+    expect(lay.fields.dictLength![2]).toBeGreaterThan(32);
+    expect(refusal(() => openRepresentation(patched(bigBytes, (b) => (b[lay.dictAt + 20]! ^= 4)))).code).toBe('KILN_REP_INTEGRITY');
+    const r = openRepresentation(resealed((b) => (b[lay.dictAt + 20]! ^= 4)));
     const e = refusal(() => r.payload(7));
-    expect(e.code).toBe('KILN_REP_INTEGRITY');
+    expect(e.code).toBe('KILN_REP_CORRUPT');
     expect(e.message).toContain('dictionary');
   });
 
-  it('a payload whose raw length lies, resealed: KILN_REP_CORRUPT when it is loaded (bounded decompression)', () => {
-    const r = openRepresentation(resealed((b) => b.writeUInt32LE(10, tableAt + 7 * TABLE_RECORD.size + TABLE_RECORD.rawLength)));
-    const e = refusal(() => r.payload(7));
-    expect(e.code).toBe('KILN_REP_CORRUPT');
-    expect(e.package).toBe('@acme/ledger');
+  it("a payload's hash binds it to the dictionary it decodes with: KEYS altered (still sorted) and resealed, every deflate-dict payload is refused before it is decoded", () => {
+    // KEYS is part of a payload's dictionary (format.ts): changed bytes there change what the payload's
+    // stored bytes decode to, although the stored bytes themselves are intact.
+    // (A package small enough that KEYS is inside deflate's window: the 400-export one's own code fills it.)
+    const bytes = encodeRepresentation(makeRepresentation({ exports: 12, seed: 9 }));
+    const l = layoutOf(bytes);
+    const r0 = openRepresentation(bytes);
+    const i = [...Array(r0.payloadCount).keys()].find((k) => r0.payloadInfo(k).compression === 'deflate-dict')!;
+    expect(i).toBeDefined();
+    expect(() => r0.payload(i)).not.toThrow();
+    const b = Buffer.from(bytes);
+    b[l.infoAt - 1]! += 1; // the last key's last byte: raising it keeps the keys sorted and unique
+    createHash('sha256').update(b.subarray(0, l.sealAt)).digest().copy(b, l.sealAt);
+    const r = openRepresentation(b);
+    const e = refusal(() => r.payload(i));
+    expect(e.code).toBe('KILN_REP_INTEGRITY');
+    expect(e.requirement).toBe(r0.payloadInfo(i).name);
   });
 
   it('an altered header or index: KILN_REP_INTEGRITY when opening', () => {
-    const e = refusal(() => openRepresentation(patched(bigBytes, (b) => (b[PREFIX.size + 3]! ^= 0x20))));
+    const e = refusal(() => openRepresentation(patched(bigBytes, (b) => (b[lay.indexAt + 3]! ^= 0x20))));
     expect(e.code).toBe('KILN_REP_INTEGRITY');
   });
 
@@ -318,7 +358,7 @@ describe('refusals when writing (KILN_REP_INVALID)', () => {
     ['a duplicate payload name', (r: Representation) => (r.payloads[1]!.name = r.payloads[0]!.name)],
     ['an empty payload name', (r: Representation) => (r.payloads[1]!.name = '')],
     ['a string over the limit', (r: Representation) => (r.entries[0]!.declaring = 'x'.repeat(70000))],
-    ['another format', (r: Representation) => (r.header.format = 2)],
+    ['another format', (r: Representation) => (r.header.format = REPRESENTATION_FORMAT + 1)],
     ['UTF-16 order instead of code points', (r: Representation) => {
       r.entries = [
         { surface: 'p#😀', declaring: 'a', kind: 'k', coverage: { covered: false, reason: 'R', detail: '' } },
@@ -350,7 +390,7 @@ describe('the runtime codes and core registry', () => {
       hint: REP_HINTS.KILN_REP_UNSUPPORTED_VERSION,
       package: '@acme/ledger',
       version: '1.4.2',
-      requirement: 'representation format 1',
+      requirement: `representation format ${REPRESENTATION_FORMAT}`,
     });
   });
 });
