@@ -4,6 +4,7 @@
  * a memoised `require` mapping `./name` to payloads and bare specifiers to the package's own
  * node_modules), and each covered export is compared with `import()` of the built JavaScript.
  */
+import { createHash } from 'node:crypto';
 import { cpSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -11,7 +12,7 @@ import { pathToFileURL } from 'node:url';
 import vm from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileProject, produceRepresentation, type Diagnostic } from '@kiln/core';
-import type { Representation } from '@kiln/runtime';
+import { encodeRepresentation, type Representation } from '@kiln/runtime';
 import { facadeTarget } from '../dist/represent/bundle.js';
 import { TSCONFIG_LIB, tempDir, writeTree, type Tree } from './lib/build-fixtures.js';
 
@@ -160,6 +161,13 @@ describe('produceRepresentation: a built package', () => {
     // The build is keyed without the manifest's version and engines: nothing it writes depends on them.
     expect(rep.header).toMatchObject({ format: 2, package: PKG, version: '', requirements: { node: '20.19.0', features: ['cjs-payloads'] } });
     expect(rep.header.producer).toMatch(/^@kiln\/core \d+\.\d+\.\d+/);
+  });
+
+  it('its kiln.rep is at most 0.3× the same content as JSON, small as the package is (issue 15 point 2; format 2)', () => {
+    const bytes = encodeRepresentation(rep);
+    const json = Buffer.byteLength(JSON.stringify({ ...rep, payloads: rep.payloads.map((p) => ({ ...p, sha256: createHash('sha256').update(p.code).digest('hex') })) }));
+    expect(json).toBeLessThan(8000);
+    expect(bytes.length / json).toBeLessThanOrEqual(0.3);
   });
 
   it('indexes exactly the public surface, sorted, each entry covered or uncovered with a reason', () => {
