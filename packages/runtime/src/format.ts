@@ -27,9 +27,10 @@
  *                          of the package starts with it: `#name`, `/sub#name`), in index order
  *           I     INFO     one compressed block (infoCompression), decompressed at open; raw:
  *                          `vstr producer | vstr requirements.node | vu featureCount | vstr feature ×
- *                          featureCount`, then per entry `vstr declaring | vstr kind | vstr a | vstr b`
- *                          (covered: a = export, b = ""; uncovered: a = reason code, b = detail), then
- *                          per payload `vstr name | vu rawLength`, and nothing after
+ *                          featureCount`, then per payload `vstr name | vu rawLength` (read at open),
+ *                          then per entry, in index order, `vstr declaring | vstr kind | vstr a | vstr b`
+ *                          (covered: a = export, b = ""; uncovered: a = reason code, b = detail; read
+ *                          only when the entry is)
  *           P×T   TABLE    payloadCount fixed records: storedLength (PAYLOADS' width) | u8 compression |
  *                          sha256[32] of the stored bytes. A payload starts where the previous ended
  *                          (the lengths add up to PAYLOADS exactly).
@@ -39,7 +40,7 @@
  *           L     PAYLOADS the stored payload bytes, each compressed on its own (selective loads stay
  *                          selective)
  *
- * Dictionaries. The STATIC dictionary (static-dictionary.ts, ~8 KiB trained on real packages' payloads
+ * Dictionaries. The STATIC dictionary (the generated region of dictionary.ts, ~8 KiB trained on real packages' payloads
  * and INFO by tools/train-representation-dictionary.mjs) is part of the format, like brotli's built-in
  * one: every `deflate-dict` stream may reference it. A payload's dictionary is STATIC then the package's
  * DICT; INFO's is STATIC, the package name, then KEYS (the names its identities repeat); DICT's is STATIC.
@@ -175,7 +176,7 @@ export const COMPRESSION_NAMES: readonly Compression[] = ['none', 'deflate', 'br
 export const DEFAULT_COMPRESSION: Compression = 'deflate-dict';
 /** Deflate's window: dictionary bytes further back than this are never referenced. */
 export const MAX_DICTIONARY = 32768;
-/** SHA-256 (hex) of static-dictionary.ts's bytes: format 2's static dictionary. */
+/** SHA-256 (hex) of format 2's static dictionary (dictionary.ts). */
 export const STATIC_DICTIONARY_SHA256 = '0e4b64b6a86a49cb8d5d449b68ebc1c1a5a8d30125ead514244a88afdf3b638c';
 
 /** The features a representation may require that this runtime supports. */

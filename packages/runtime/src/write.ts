@@ -184,6 +184,18 @@ export function encodeRepresentation(rep: Representation, opts: EncodeOptions = 
   const headerBytes = Buffer.concat(hparts);
   if (headerBytes.length > LIMITS.maxHeader) invalid(rep, `header is ${headerBytes.length} bytes (limit ${LIMITS.maxHeader})`);
 
+  // The payloads' bytes (their names and raw lengths open INFO, after the header's rest).
+  const names = new Set<string>();
+  const raws = payloads.map((p, i) => {
+    if (typeof p?.name !== 'string' || p.name.length === 0) invalid(rep, `payloads[${i}] has no name`);
+    if (names.has(p.name)) invalid(rep, `payload name ${p.name} is used twice`);
+    names.add(p.name);
+    if (typeof p.code !== 'string') invalid(rep, `payload ${p.name}: code is not a string`);
+    const raw = Buffer.from(p.code, 'utf8');
+    if (raw.toString('utf8') !== p.code) invalid(rep, `payload ${p.name}: code is not valid Unicode`);
+    if (raw.length > LIMITS.maxPayload) invalid(rep, `payload ${p.name} is ${raw.length} bytes (limit ${LIMITS.maxPayload})`);
+    return raw;
+  });
   // KEYS, INFO (entries); the index's values, written once the record widths are known.
   const keyOffsets: number[] = [];
   const payloadOf: (number | undefined)[] = [];
@@ -200,6 +212,12 @@ export function encodeRepresentation(rep: Representation, opts: EncodeOptions = 
   info.push(fc);
   infoLength += fc.length;
   features.forEach((f, i) => (infoLength += vstr(info, f, `header.requirements.features[${i}]`)));
+  payloads.forEach((p, i) => {
+    infoLength += vstr(info, p.name, `payloads[${i}].name`);
+    const raw = varUint(raws[i]!.length);
+    info.push(raw);
+    infoLength += raw.length;
+  });
   let prev: Buffer | undefined;
   entries.forEach((e, i) => {
     // Every surface identity starts with the package's name (header.package); KEYS holds the rest.
@@ -235,18 +253,7 @@ export function encodeRepresentation(rep: Representation, opts: EncodeOptions = 
   });
   const keysBytes = Buffer.concat(keys, keysLength);
 
-  // PAYLOADS, DICT, INFO (payload names)
-  const names = new Set<string>();
-  const raws = payloads.map((p, i) => {
-    if (typeof p?.name !== 'string' || p.name.length === 0) invalid(rep, `payloads[${i}] has no name`);
-    if (names.has(p.name)) invalid(rep, `payload name ${p.name} is used twice`);
-    names.add(p.name);
-    if (typeof p.code !== 'string') invalid(rep, `payload ${p.name}: code is not a string`);
-    const raw = Buffer.from(p.code, 'utf8');
-    if (raw.toString('utf8') !== p.code) invalid(rep, `payload ${p.name}: code is not valid Unicode`);
-    if (raw.length > LIMITS.maxPayload) invalid(rep, `payload ${p.name} is ${raw.length} bytes (limit ${LIMITS.maxPayload})`);
-    return raw;
-  });
+  // PAYLOADS, DICT
   // Payloads stored with `compression`; for deflate-dict, with and without a package dictionary (the
   // static one is always there), and the smaller file wins (one tiny payload can cost more in a package
   // dictionary than it saves).
@@ -276,12 +283,6 @@ export function encodeRepresentation(rep: Representation, opts: EncodeOptions = 
   }
   const { stored, dictRaw, dictBlock } = chosen;
   const payloadsLength = chosen.length;
-  payloads.forEach((p, i) => {
-    infoLength += vstr(info, p.name, `payloads[${i}].name`);
-    const raw = varUint(raws[i]!.length);
-    info.push(raw);
-    infoLength += raw.length;
-  });
   if (keysLength > LIMITS.maxKeys) invalid(rep, `KEYS is ${keysLength} bytes (limit ${LIMITS.maxKeys})`);
   if (infoLength > LIMITS.maxInfo) invalid(rep, `INFO is ${infoLength} bytes (limit ${LIMITS.maxInfo})`);
   const infoBlock = compressBlock(Buffer.concat(info, infoLength), infoDictionary(header.package, keysBytes));
