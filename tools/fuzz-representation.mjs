@@ -11,15 +11,18 @@
  */
 import fc from 'fast-check';
 import { CODES } from '@kiln/core';
+import { cliArgs } from './lib/cli-args.mjs';
 import { applyMutations, caseArb, makeCorpora, runCase } from './lib/rep-fuzz.mjs';
 
-const arg = (name, dflt) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(process.argv[i + 1]) : dflt;
-};
-const runs = arg('runs', 100_000);
-const seed = arg('seed', 20261202);
-const maxMs = arg('max-ms', 2000);
+const HELP = `Usage: node tools/fuzz-representation.mjs [--runs N] [--seed S] [--max-ms MS]   (requires \`npm run build\`)
+  --runs N     mutated files to run (default 100000)
+  --seed S     fast-check seed (default 20261202)
+  --max-ms MS  a case slower than this is a violation (default 2000)
+`;
+const { int } = cliArgs({ runs: { type: 'string', default: '100000' }, seed: { type: 'string', default: '20261202' }, 'max-ms': { type: 'string', default: '2000' } }, HELP);
+const runs = int('runs', 1);
+const seed = int('seed', 0);
+const maxMs = int('max-ms', 1);
 
 const corpora = makeCorpora();
 const codes = new Set(Object.keys(CODES));

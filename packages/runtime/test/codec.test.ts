@@ -66,6 +66,18 @@ describe('round trip', () => {
     const again = encodeRepresentation(makeRepresentation({ exports: 400, uncovered: 5 }));
     expect(Buffer.from(again).equals(Buffer.from(bigBytes))).toBe(true);
   });
+
+  // Hash stability: the bytes of format 2 for a fixed model, pinned. A change here changes every
+  // package's kiln.rep for the same inputs — a new REPRESENTATION_FORMAT, or at least a KEY_SCHEMA bump
+  // (packages/core/src/version.ts) so no build output cached under the old bytes is restored.
+  it.each([
+    [{ exports: 30, seed: 7 }, 8507, '908c8f7329487eb904179f1e36b31c7eff3dbaf45544cf4990e9d277548ea59a'],
+    [{ exports: 3, seed: 2 }, 1620, '6c7bf8423e61c4cb393a3b3bf3de740eabfd0811f4ad482ec5c68b593abcceec'],
+  ])('is stable: %o encodes to the pinned bytes', (opts, length, sha256) => {
+    const bytes = encodeRepresentation(makeRepresentation(opts));
+    expect(bytes.length).toBe(length);
+    expect(createHash('sha256').update(bytes).digest('hex')).toBe(sha256);
+  });
 });
 
 describe('selective loading (3 of 400)', () => {
