@@ -63,14 +63,16 @@
  *
  * Encoding decision, by measurement (tools/bench-representation-format.mjs; 400 exports of generated
  * CJS code — functions with helpers, classes, constants — 400 entry payloads + 40 shared chunks, 532.8
- * KiB of code; JSON.stringify of the same content 646.4 KiB, JSON.parse 0.98 ms; Node 20.20, 2 shared
- * cores, medians of 15; format 1's layout):
+ * KiB of code; JSON.stringify of the same content 646.4 KiB, JSON.parse 0.88 ms; Node 20.20, 2 shared
+ * cores; format 2's layout, the payloads' encoding forced per row):
  *
  *   payloads       size        ×JSON  meta      open      open+all   open+3 lookups (9 payloads read)
- *   none           573.7 KiB   0.888  41.0 KiB  0.27 ms   1.9 ms     0.52 ms, 52.9 KiB read
- *   deflate        287.8 KiB   0.445  41.0 KiB  0.10 ms   5.3 ms     0.44 ms, 46.4 KiB read
- *   brotli         260.7 KiB   0.403  41.0 KiB  0.12 ms   7.0 ms     0.43 ms, 45.7 KiB read
- *   deflate-dict   122.4 KiB   0.189  44.0 KiB  0.20 ms   8.2 ms     0.55 ms, 47.8 KiB read
+ *   none           564.7 KiB   0.874  32.0 KiB  0.71 ms   2.1 ms     0.37 ms, 43.9 KiB read
+ *   deflate        278.8 KiB   0.431  32.0 KiB  0.41 ms   6.5 ms     0.42 ms, 37.4 KiB read
+ *   brotli         251.7 KiB   0.389  32.0 KiB  0.33 ms   6.2 ms     0.43 ms, 36.7 KiB read
+ *   deflate-dict   113.4 KiB   0.175  35.0 KiB  0.42 ms   7.3 ms     0.58 ms, 38.8 KiB read
+ *
+ * (Format 1 on the same corpus: deflate-dict 122.4 KiB, 0.189×, 44.0 KiB of metadata.)
  *
  * Decision: `deflate-dict` — the only encoding under the 0.3× JSON target. Payloads are small (~1.2 KiB),
  * so compressing each alone finds little to share (brotli's built-in dictionary gets 2.4×); a preset
