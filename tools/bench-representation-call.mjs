@@ -30,6 +30,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { cliArgs } from './lib/cli-args.mjs';
+import { sameContentAsJsonBytes } from './lib/rep-json.mjs';
 import { WIDE_PACKAGE, wideSources } from './lib/rep-wide.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -87,10 +88,7 @@ try {
   // --- 0. size beside JSON of the same content (issue 15 point 2): the decoded model, each payload with
   // its SHA-256 as hex (the binary carries it raw), as one JSON document.
   {
-    const { createHash } = await import('node:crypto');
-    const rep = readRepresentation(readFileSync(file));
-    const same = { ...rep, payloads: rep.payloads.map((p) => ({ ...p, sha256: createHash('sha256').update(p.code).digest('hex') })) };
-    const json = Buffer.byteLength(JSON.stringify(same));
+    const json = sameContentAsJsonBytes(readRepresentation(readFileSync(file)));
     console.log(`\n0. size: kiln.rep ${size} B, the same content as JSON ${json} B`);
     goal('size <= 0.3x JSON', size <= 0.3 * json, `${(size / json).toFixed(3)}× (${size} / ${json} B)`);
   }

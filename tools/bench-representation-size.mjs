@@ -25,12 +25,12 @@
  * Usage: node tools/bench-representation-size.mjs [--keep]   (requires `npm run build`)
  */
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import zlib from 'node:zlib';
 import { cliArgs } from './lib/cli-args.mjs';
+import { sameContentAsJson } from './lib/rep-json.mjs';
 import { WIDE_PACKAGE, wideSources } from './lib/rep-wide.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -59,7 +59,7 @@ async function measure(name, pkg) {
   const written = await writeRepresentation({ packageRoot: pkg, store: false, workers: 0 });
   const buf = readFileSync(representationPath(pkg));
   const rep = readRepresentation(buf);
-  const same = Buffer.from(JSON.stringify({ ...rep, payloads: rep.payloads.map((p) => ({ ...p, sha256: createHash('sha256').update(p.code).digest('hex') })) }));
+  const same = Buffer.from(sameContentAsJson(rep));
   const reader = openRepresentation(buf);
   const s = reader.sections;
   const payloads = reader.payloadCount;

@@ -35,12 +35,12 @@
  * names an export of a subpath entry as 'sub/path#name'.
  */
 import { spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { cliArgs } from './lib/cli-args.mjs';
+import { sameContentAsJsonBytes } from './lib/rep-json.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const KILN = join(ROOT, 'packages/cli/bin/kiln.js');
@@ -160,7 +160,7 @@ const { readRepresentation, representationPath } = await import(pathToFileURL(RU
 const file = representationPath(pkgDir, manifest);
 const size = statSync(file).size;
 const decoded = readRepresentation(readFileSync(file));
-const sameAsJson = Buffer.byteLength(JSON.stringify({ ...decoded, payloads: decoded.payloads.map((p) => ({ ...p, sha256: createHash('sha256').update(p.code).digest('hex') })) }));
+const sameAsJson = sameContentAsJsonBytes(decoded);
 const reasons = {};
 for (const e of inspected.entries) if (!e.covered) reasons[e.reason] = (reasons[e.reason] ?? 0) + 1;
 

@@ -9,7 +9,6 @@
  * The judge is JSON.stringify of the decoded model with each payload's SHA-256 in hex (the benchmark's
  * measure) and byte counts; kiln's writer is what is measured.
  */
-import { createHash } from 'node:crypto';
 import { cpSync, mkdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileProject, writeRepresentation } from '@kiln/core';
 import { readRepresentation, representationPath } from '@kiln/runtime';
 import { tempDir } from './lib/build-fixtures.js';
+import { sameContentAsJsonBytes } from '../../../tools/lib/rep-json.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../../..');
 const LIBS = ['base', 'left', 'right', 'top', 'tail'];
@@ -36,7 +36,7 @@ describe('kiln.rep size on the fixture libraries (format 2)', () => {
       await writeRepresentation({ packageRoot: pkg, store: false, workers: 0 });
       const bytes = readFileSync(representationPath(pkg));
       const rep = readRepresentation(bytes);
-      const json = Buffer.byteLength(JSON.stringify({ ...rep, payloads: rep.payloads.map((p) => ({ ...p, sha256: createHash('sha256').update(p.code).digest('hex') })) }));
+      const json = sameContentAsJsonBytes(rep);
       ratio[l] = bytes.length / json;
     }
   }, 120_000);

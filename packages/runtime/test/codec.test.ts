@@ -20,6 +20,7 @@ import {
   type Representation,
 } from '@kiln/runtime';
 import { layoutOf } from '../../../tools/lib/rep-layout.mjs';
+import { sameContentAsJsonBytes } from '../../../tools/lib/rep-json.mjs';
 import { refusal } from './lib/refusal.js';
 import { CODES } from '@kiln/core';
 import { makeRepresentation } from '../../../tools/lib/rep-corpus.mjs';
@@ -133,7 +134,7 @@ function similarModules(n: number): Representation {
 }
 
 /** The same content as one JSON document, each payload with its SHA-256 in hex (bench-representation-size's measure). */
-const asJson = (rep: Representation) => Buffer.byteLength(JSON.stringify({ ...rep, payloads: rep.payloads.map((p) => ({ ...p, sha256: createHash('sha256').update(p.code).digest('hex') })) }));
+const asJson = (rep: Representation) => sameContentAsJsonBytes(rep);
 
 describe('size (issue 15 point 2: at most 0.3× the same content as JSON)', () => {
   it.each([4, 8, 20])('a package of %i similar modules stays under 0.3× JSON: the dictionary is the payloads\' own code', (n) => {
