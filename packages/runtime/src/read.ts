@@ -391,21 +391,9 @@ class Reader implements RepReader {
 
     // 6. INFO's head: the header's rest (what a consumer checks before anything runs), then the payloads'
     // names and raw lengths. The entries' strings follow, read where their index records say, when asked.
-    const info = this.info;
-    let q = 0;
-    const vu = (what: string): number => {
-      const r = readVarUint(info, q);
-      if (typeof r === 'string') bad(`INFO ${r} (${what})`);
-      [, q] = r as [number, number];
-      return (r as [number, number])[0];
-    };
-    const vstr = (what: string): string => {
-      const len = vu(what);
-      if (len > info.length - q) bad(`INFO ends inside ${what}`);
-      const s = decode(info.subarray(q, q + len), what, this.header);
-      q += len;
-      return s;
-    };
+    const c = infoCursor(this.info, 0, bad, this.header);
+    const vu = (what: string) => c.vu(what);
+    const vstr = (what: string) => c.vstr(what);
     const producer = vstr('the producer');
     const node = vstr('requirements.node');
     const featureCount = vu('the feature count');
@@ -428,7 +416,7 @@ class Reader implements RepReader {
       this.payloadRecords.push({ name, offset: offsets[i]!, rawLength });
     }
     // The entries' strings start here, in index order (the index loop checked the offsets increase).
-    if (entryCount > 0 && uint(this.index, ir.infoOffset, ir.infoWidth) !== q) bad(`index entry 0's INFO offset is not where the entries' strings begin`);
+    if (entryCount > 0 && uint(this.index, ir.infoOffset, ir.infoWidth) !== c.pos) bad(`index entry 0's INFO offset is not where the entries' strings begin`);
     this.names = names;
   }
 
@@ -469,16 +457,12 @@ class Reader implements RepReader {
 
   /** INFO strings at `pos` (`vstr` each). */
   private infoStrings(pos: number, n: number, what: string): string[] {
-    const info = this.info;
+    const bad = (m: string): never => {
+      throw repError('KILN_REP_CORRUPT', `${this.header.package}@${this.header.version}: ${m}`, this.subject);
+    };
+    const c = infoCursor(this.info, pos, bad, this.header);
     const out: string[] = [];
-    for (let k = 0; k < n; k++) {
-      const r = readVarUint(info, pos);
-      if (typeof r === 'string') throw repError('KILN_REP_CORRUPT', `${this.header.package}@${this.header.version}: ${what}: INFO ${r}`, this.subject);
-      const [len, start] = r;
-      if (start + len > info.length) throw repError('KILN_REP_CORRUPT', `${this.header.package}@${this.header.version}: ${what} runs past INFO`, this.subject);
-      out.push(decode(info.subarray(start, start + len), what, this.header));
-      pos = start + len;
-    }
+    for (let k = 0; k < n; k++) out.push(c.vstr(what));
     return out;
   }
 
@@ -582,6 +566,29 @@ class Reader implements RepReader {
   close(): void {
     this.src.close();
   }
+}
+
+/** A cursor over INFO's raw bytes: `vu` and `vstr` from `pos` on, refusing through `bad` what runs past the end. */
+function infoCursor(info: Buffer, pos: number, bad: (m: string) => never, header: RepHeader) {
+  const vu = (what: string): number => {
+    const r = readVarUint(info, pos);
+    if (typeof r === 'string') return bad(`${what}: INFO ${r}`);
+    pos = r[1];
+    return r[0];
+  };
+  return {
+    get pos() {
+      return pos;
+    },
+    vu,
+    vstr(what: string): string {
+      const len = vu(what);
+      if (len > info.length - pos) bad(`${what} runs past INFO`);
+      const s = decode(info.subarray(pos, pos + len), what, header);
+      pos += len;
+      return s;
+    },
+  };
 }
 
 /** A fixed-width (1–4 byte) little-endian unsigned integer: plain byte reads, cheap before the JIT warms up. */
